@@ -1,0 +1,35 @@
+"""Text → AST → bound statements → logical plan. No Spark: `asaql check` stays fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asaql.analysis.analyzer import BoundStatement, analyze
+from asaql.plan.nodes import Plan
+from asaql.plan.planner import plan_statements
+from asaql.plan.policy import EventOrderingPolicy
+from asaql.syntax import ast, parse
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    text: str
+    ast: ast.Query
+    statements: tuple[BoundStatement, ...]
+    plan: Plan
+    policy: EventOrderingPolicy
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return self.plan.input_names
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return self.plan.output_names
+
+
+def compile_query(text: str, policy: EventOrderingPolicy | None = None) -> CompiledQuery:
+    policy = policy or EventOrderingPolicy()
+    tree = parse(text)
+    statements = analyze(tree)
+    return CompiledQuery(text, tree, statements, plan_statements(statements, policy), policy)

@@ -1,0 +1,90 @@
+"""Errors with source positions, and the one place that renders them.
+
+This module imports nothing from asaql, so every layer can raise and carry positions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of the query text: 1-based line and column, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def point(cls, line: int, column: int, width: int = 1) -> "Span":
+        return cls(line, column, line, column + max(width, 1))
+
+
+class AsaqlError(Exception):
+    """Base of every error a user may see; rendered, never shown as a traceback."""
+
+    kind = "error"
+
+    def __init__(self, message: str, span: Span | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.hint = hint
+
+    def render(self, source: str | None = None, filename: str = "query.sql") -> str:
+        return render_diagnostic(self.message, self.span, self.hint, source, filename)
+
+
+class QuerySyntaxError(AsaqlError):
+    """The text is not a query of the ASA language."""
+
+
+class QueryAnalysisError(AsaqlError):
+    """The query parses but breaks a name, type or ASA rule."""
+
+
+class UnknownNameError(QueryAnalysisError):
+    """An input, column, function or output that does not exist."""
+
+
+class InvalidQueryError(QueryAnalysisError):
+    """A rule of the ASA language is broken (e.g. OVER without TIMESTAMP BY)."""
+
+
+class UnsupportedFeatureError(AsaqlError):
+    """Valid ASA that asaql does not support yet."""
+
+
+class ConfigurationError(AsaqlError):
+    """Bad options: a duration that does not parse, a missing input, an unknown alias."""
+
+
+class InternalError(AsaqlError):
+    """A bug in asaql (a plan invariant broke): please report it."""
+
+
+def render_diagnostic(
+    message: str,
+    span: Span | None,
+    hint: str | None,
+    source: str | None,
+    filename: str,
+) -> str:
+    """`error: …`, then `--> file:line:col`, the line and a caret under the span."""
+    lines = [f"error: {message}"]
+    if span is not None:
+        lines.append(f"  --> {filename}:{span.line}:{span.column}")
+        text_lines = source.splitlines() if source is not None else []
+        if 1 <= span.line <= len(text_lines):
+            text = text_lines[span.line - 1].expandtabs(1)
+            width = span.end_column - span.column if span.end_line == span.line else len(text) - span.column + 1
+            width = max(1, min(width, max(1, len(text) - span.column + 1)))
+            gutter = " " * len(str(span.line))
+            lines.append(f" {gutter} |")
+            lines.append(f" {span.line} | {text}")
+            lines.append(f" {gutter} | {' ' * (span.column - 1)}{'^' * width}")
+    if hint:
+        lines.append(f"hint: {hint}")
+    return "\n".join(lines)

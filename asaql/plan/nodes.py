@@ -1,0 +1,119 @@
+"""Logical plan operators. Pure data: no Spark here.
+
+Equal subtrees are equal values, so statements that read the same input with the same
+TIMESTAMP BY share one event-ordering step when lowered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from asaql.errors import InternalError
+from asaql.plan.policy import EventOrderingPolicy
+
+SYSTEM_TIMESTAMP = "System.Timestamp"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanNode:
+    @property
+    def children(self) -> tuple["PlanNode", ...]:
+        return ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadInput(PlanNode):
+    """Events of one input with their arrival time and partition (EventEnqueuedUtcTime, PartitionId)."""
+
+    alias: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignArrivalTime(PlanNode):
+    """No TIMESTAMP BY: System.Timestamp is the arrival time and no policy applies (ASA)."""
+
+    input: PlanNode
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyEventOrdering(PlanNode):
+    """SEMANTICS.md steps 1–4 in arrival order per key; adds the System.Timestamp column.
+
+    `substream` holds the OVER expressions; empty means the key is PartitionId.
+    """
+
+    input: PlanNode
+    event_time: object
+    substream: tuple = ()
+    partition_by_partition_id: bool = False
+    policy: EventOrderingPolicy = EventOrderingPolicy()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.input, ReadInput):
+            raise InternalError("the event-ordering policy must read an input directly")
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Filter(PlanNode):
+    input: PlanNode
+    predicate: object
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Project(PlanNode):
+    """Output columns in order; an `AllFields` item expands to the input record's fields."""
+
+    input: PlanNode
+    columns: tuple
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteOutput(PlanNode):
+    input: PlanNode
+    output: str
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+def timestamped_source(node: PlanNode) -> PlanNode:
+    """The node that assigns System.Timestamp under a chain of row-wise operators."""
+    while not isinstance(node, (ApplyEventOrdering, AssignArrivalTime)):
+        if not node.children:
+            raise InternalError(f"no System.Timestamp below {type(node).__name__}")
+        node = node.children[0]
+    return node
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    outputs: tuple[WriteOutput, ...]
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(w.output for w in self.outputs))
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        names = []
+        for write in self.outputs:
+            node = timestamped_source(write)
+            names.append(node.input.alias)
+        return tuple(dict.fromkeys(names))

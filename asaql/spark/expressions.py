@@ -1,0 +1,157 @@
+"""Bound expressions → pyspark Columns."""
+
+from __future__ import annotations
+
+import sys
+from functools import singledispatch
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.analysis.bound import Field
+from asaql.errors import UnsupportedFeatureError
+from asaql.spark import columns as C
+from asaql.syntax import ast
+
+SPARK_TYPES = {
+    "bigint": "bigint",
+    "float": "double",
+    "nvarchar(max)": "string",
+    "datetime": "timestamp",
+    "bit": "boolean",
+}
+
+_BINARY = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "%": lambda a, b: a % b,
+    "&": lambda a, b: a.bitwiseAND(b),
+    "|": lambda a, b: a.bitwiseOR(b),
+    "^": lambda a, b: a.bitwiseXOR(b),
+    "=": lambda a, b: a == b,
+    "<>": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "AND": lambda a, b: a & b,
+    "OR": lambda a, b: a | b,
+}
+
+
+class Scope:
+    """What a column reference can see: the input's payload schema."""
+
+    def __init__(self, schema: T.StructType):
+        self.schema = schema
+        self.warned: set[str] = set()
+
+    def field(self, node: Field) -> Column:
+        head = next((f for f in self.schema.fields if f.name.lower() == node.path[0].lower()), None)
+        if head is None:
+            # ASA is schema-on-read: a field no record has is NULL, not an error.
+            self._warn_missing(node)
+            return F.lit(None)
+        column = F.col(f"`{head.name}`")
+        for part in node.path[1:]:
+            column = column.getField(part)
+        return column
+
+    def _warn_missing(self, node: Field) -> None:
+        name = ".".join(node.path)
+        if name not in self.warned:
+            self.warned.add(name)
+            where = f" (line {node.span.line})" if node.span else ""
+            print(f"warning: no input record has a field '{name}'{where}; it reads as NULL",
+                  file=sys.stderr)
+
+
+@singledispatch
+def lower_expr(node, scope: Scope) -> Column:
+    raise UnsupportedFeatureError(f"{type(node).__name__} is not supported yet",
+                                  getattr(node, "span", None))
+
+
+@lower_expr.register
+def _(node: Field, scope: Scope) -> Column:
+    return scope.field(node)
+
+
+@lower_expr.register
+def _(node: ast.Literal, scope: Scope) -> Column:
+    return F.lit(node.value)
+
+
+@lower_expr.register
+def _(node: ast.SystemTimestamp, scope: Scope) -> Column:
+    return F.col(C.SYSTEM_TIMESTAMP)
+
+
+@lower_expr.register
+def _(node: ast.UnaryOp, scope: Scope) -> Column:
+    operand = lower_expr(node.operand, scope)
+    if node.op == "NOT":
+        return ~operand
+    if node.op == "-":
+        return -operand
+    if node.op == "~":
+        return F.bitwise_not(operand)
+    return operand
+
+
+@lower_expr.register
+def _(node: ast.BinaryOp, scope: Scope) -> Column:
+    return _BINARY[node.op](lower_expr(node.left, scope), lower_expr(node.right, scope))
+
+
+@lower_expr.register
+def _(node: ast.IsNull, scope: Scope) -> Column:
+    operand = lower_expr(node.operand, scope)
+    return operand.isNotNull() if node.negated else operand.isNull()
+
+
+@lower_expr.register
+def _(node: ast.Like, scope: Scope) -> Column:
+    result = F.like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope))
+    return ~result if node.negated else result
+
+
+@lower_expr.register
+def _(node: ast.InList, scope: Scope) -> Column:
+    result = lower_expr(node.operand, scope).isin(*[lower_expr(i, scope) for i in node.items])
+    return ~result if node.negated else result
+
+
+@lower_expr.register
+def _(node: ast.Between, scope: Scope) -> Column:
+    operand = lower_expr(node.operand, scope)
+    result = operand.between(lower_expr(node.low, scope), lower_expr(node.high, scope))
+    return ~result if node.negated else result
+
+
+@lower_expr.register
+def _(node: ast.Cast, scope: Scope) -> Column:
+    target = SPARK_TYPES.get(node.type_name)
+    if target is None:
+        raise UnsupportedFeatureError(f"CAST to {node.type_name} is not supported yet", node.span)
+    operand = lower_expr(node.operand, scope)
+    # decision: a value that does not convert becomes NULL (Spark's try_cast); ASA fails the row.
+    return operand.try_cast(target)
+
+
+@lower_expr.register
+def _(node: ast.Case, scope: Scope) -> Column:
+    operand = lower_expr(node.operand, scope) if node.operand is not None else None
+    result = None
+    for when in node.whens:
+        condition = lower_expr(when.condition, scope)
+        if operand is not None:
+            condition = operand == condition
+        value = lower_expr(when.result, scope)
+        result = F.when(condition, value) if result is None else result.when(condition, value)
+    if node.else_ is not None:
+        result = result.otherwise(lower_expr(node.else_, scope))
+    return result

@@ -1,0 +1,153 @@
+"""JSON-lines inputs as a stream of events with arrival time, partition, file and line.
+
+Files are read whole (`wholetext`) and split into lines natively, so every event keeps its exact
+line number: the tiebreak of arrival order, and the address of a malformed record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.errors import ConfigurationError
+from asaql.spark import columns as C
+
+INPUT_SUFFIXES = (".jsonl", ".json")
+_CORRUPT = "_asaql_corrupt"
+_SAMPLE_LINES = 1000
+
+
+def input_files(path: str) -> list[Path]:
+    """The JSON-lines files of an input: the file itself or the folder's files in name order."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if p.is_dir():
+        return sorted(f for f in p.iterdir() if f.is_file() and f.suffix in INPUT_SUFFIXES)
+    raise ConfigurationError(f"input not found: {path}")
+
+
+def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
+    """Spark's JSON inference over the files present, fields in order of first appearance."""
+    files = input_files(path)
+    if not files:
+        raise ConfigurationError(f"input folder {path} has no .jsonl or .json files to read")
+    inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
+    fields = [f for f in inferred.fields if f.name != "_corrupt_record"]
+    order = _first_appearance_order(files)
+    fields.sort(key=lambda f: order.get(f.name, len(order)))
+    return T.StructType(fields)
+
+
+def _first_appearance_order(files: list[Path]) -> dict[str, int]:
+    order: dict[str, int] = {}
+    seen = 0
+    for file in files:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                seen += 1
+                if seen > _SAMPLE_LINES:
+                    return order
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    for key in record:
+                        order.setdefault(key, len(order))
+    return order
+
+
+def read_events(
+    spark: SparkSession, path: str, schema: T.StructType, max_files_per_trigger: int | None = None
+) -> DataFrame:
+    """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW."""
+    reader = spark.readStream.format("text").option("wholetext", "true")
+    if max_files_per_trigger:
+        reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
+    p = Path(path).resolve()
+    if p.is_file():
+        reader = reader.option("pathGlobFilter", _glob_escape(p.name))
+        folder = str(p.parent)
+    else:
+        reader = reader.option("pathGlobFilter", "*.{jsonl,json}")
+        folder = str(p)
+    files = reader.load(folder)
+    lines = files.select(
+        F.col("_metadata.file_path").alias(C.FILE),
+        F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
+        F.posexplode(F.split(F.col("value"), "\n")).alias("_asaql_pos", "_asaql_text"),
+    ).select(
+        C.FILE, "_asaql_mtime",
+        (F.col("_asaql_pos") + 1).alias(C.LINE),
+        F.regexp_replace("_asaql_text", "\r$", "").alias("_asaql_text"),
+    ).where(F.trim(F.col("_asaql_text")) != "")
+    return _parse_records(lines, schema)
+
+
+def _glob_escape(name: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[]{}\\" else c for c in name)
+
+
+def _parse_records(lines: DataFrame, schema: T.StructType) -> DataFrame:
+    with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
+    names = set(schema.fieldNames())
+    arrival, arrival_error = _arrival_time(names)
+    partition, partition_error = _partition_id(names, schema)
+    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
+    error = (
+        F.when(corrupt & F.get_json_object("_asaql_text", "$").isNull(), F.lit("malformed JSON"))
+        .when(corrupt, F.lit("not a JSON object, or a field does not have the type the input's "
+                             "other records give it"))
+        .when(arrival_error.isNotNull(), arrival_error)
+        .when(partition_error.isNotNull(), partition_error)
+    )
+    payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
+               if not f.name.lower().startswith("asaql__")]
+    return parsed.select(
+        *payload,
+        C.FILE, C.LINE,
+        F.coalesce(arrival, F.col("_asaql_mtime")).alias(C.ARRIVAL),
+        F.coalesce(partition, F.lit(0).cast("bigint")).alias(C.PARTITION),
+        error.alias(C.ERROR),
+        F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
+    )
+
+
+def _arrival_time(names: set[str]):
+    """EventEnqueuedUtcTime when the record has it, else the file's modification time."""
+    if C.ARRIVAL_FIELD not in names:
+        return F.lit(None).cast("timestamp"), F.lit(None).cast("string")
+    raw = F.col(f"_asaql_rec.{C.ARRIVAL_FIELD}")
+    value = F.try_to_timestamp(raw.cast("string"))
+    error = F.when(raw.isNotNull() & value.isNull(),
+                   F.concat(F.lit(f"{C.ARRIVAL_FIELD} '"), raw.cast("string"),
+                            F.lit("' is not a datetime")))
+    return value, error
+
+
+def _partition_id(names: set[str], schema: T.StructType):
+    if C.PARTITION_FIELD not in names:
+        return F.lit(None).cast("bigint"), F.lit(None).cast("string")
+    raw = F.col(f"_asaql_rec.{C.PARTITION_FIELD}")
+    value = raw.cast("bigint")
+    error = F.when(raw.isNotNull() & value.isNull(),
+                   F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
+                            F.lit("' is not an integer")))
+    return value, error
+
+
+def file_display_name(uri: str) -> str:
+    """file:/a/b.jsonl → a path relative to the current folder when it is below it."""
+    path = uri[len("file:"):] if uri.startswith("file:") else uri
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return path

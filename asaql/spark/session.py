@@ -1,0 +1,67 @@
+"""The SparkSession asaql runs on: small, quiet, UTC, RocksDB state (required by transformWithState)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+
+from pyspark.sql import SparkSession
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+SESSION_CONF = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    # 200 shuffle partitions made streaming 9× slower on 2 cores (SPARK-NOTES); frozen per checkpoint.
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "4",
+    # ASA datetimes are UTC; naive strings are read as UTC.
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+    "spark.driver.memory": "2g",
+}
+
+
+def build_session(master: str | None = None, spark_log: str | None = None) -> SparkSession:
+    """Get or create the session; the JVM's own console output goes to `spark_log` if given."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need our pandas/pyarrow
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
+    builder = SparkSession.builder.appName("asaql")
+    if master or not SparkSession.getActiveSession():
+        builder = builder.master(master or "local[2]")
+    for key, value in SESSION_CONF.items():
+        builder = builder.config(key, value)
+    with _jvm_output_to(spark_log):
+        spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@contextlib.contextmanager
+def _jvm_output_to(path: str | None):
+    """The JVM and the Python workers it spawns inherit our fds 1 and 2 at launch: point them at
+    a log file meanwhile, so nothing Spark prints can mix with rows written to stdout."""
+    if path is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def default_spark_log() -> str:
+    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")
