@@ -1,0 +1,175 @@
+"""The `asaql` command: run, check, explain, test. Thin: it parses options and prints."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from asaql import __version__
+from asaql.errors import AsaqlError, ConfigurationError
+from asaql.plan.policy import EventOrderingPolicy
+
+EXAMPLE = """
+\b
+Example:
+  asaql run samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl --late 5s --ooo 2s
+"""
+
+
+def _pairs(values: tuple[str, ...], option: str, single_ok: bool) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        alias, sep, path = value.partition("=")
+        if not sep:
+            if not single_ok:
+                raise click.UsageError(f"{option} takes ALIAS=PATH, got '{value}'")
+            alias, path = "", value
+        pairs[alias] = path
+    return pairs
+
+
+def _read_query(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise click.UsageError(f"cannot read query file {path}: {error.strerror}") from None
+
+
+def _compile(path: str, policy: EventOrderingPolicy):
+    from asaql.compiler import compile_query
+
+    text = _read_query(path)
+    try:
+        return compile_query(text, policy)
+    except ConfigurationError:
+        raise
+    except AsaqlError as error:
+        click.echo(error.render(text, path), err=True)
+        sys.exit(1)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="asaql")
+def cli() -> None:
+    """asaql: Azure Stream Analytics queries on Apache Spark Structured Streaming."""
+
+
+@cli.command(epilog=EXAMPLE)
+@click.argument("query", type=click.Path(dir_okay=False))
+@click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
+              help="A .jsonl/.json file or folder for an input alias (PATH alone for a single input).")
+@click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
+              help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
+@click.option("--late", default="5s", show_default=True, help="Late arrival tolerance.")
+@click.option("--ooo", default="0s", show_default=True, help="Out-of-order tolerance.")
+@click.option("--early", default="5m", show_default=True, help="Early arrival limit, or 'none'.")
+@click.option("--action", type=click.Choice(["adjust", "drop"]), default="adjust", show_default=True,
+              help="What happens to late and out-of-order events.")
+@click.option("--checkpoint", type=click.Path(file_okay=False), help="Spark checkpoint folder (resume).")
+@click.option("--follow", is_flag=True, help="Keep running and pick up new files until Ctrl-C.")
+@click.option("--master", help="Spark master URL (default local[2]).")
+@click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
+              help="Replay a folder N files per micro-batch.")
+@click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
+              help="Where malformed events are set aside, with file, line and reason.")
+def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, master,
+        max_files_per_trigger, errors_path) -> None:
+    """Run QUERY over JSON-lines inputs with ASA's event-ordering policies."""
+    from asaql.runner import RunOptions, resolve_aliases
+    from asaql.runner import run as run_query
+
+    policy = EventOrderingPolicy.from_options(late, ooo, early, action)
+    compiled = _compile(query, policy)
+    given_inputs = _pairs(inputs, "--input", single_ok=True)
+    if "" in given_inputs:
+        if len(compiled.input_names) != 1:
+            raise click.UsageError("the query reads several inputs: use --input ALIAS=PATH")
+        given_inputs = {compiled.input_names[0]: given_inputs.pop(""), **given_inputs}
+    given_inputs = resolve_aliases(compiled.input_names, given_inputs, "input")
+    given_outputs = resolve_aliases(compiled.output_names, _pairs(outputs, "--output", False), "output")
+    missing = [name for name in compiled.output_names if name not in given_outputs]
+    if missing and len(compiled.output_names) > 1:
+        raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
+    stdout = _detach_stdout() if missing else sys.stdout
+    options = RunOptions(inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
+                         follow=follow, max_files_per_trigger=max_files_per_trigger,
+                         errors_path=errors_path, stdout=stdout)
+    from asaql.spark.session import build_session, default_spark_log
+
+    spark = build_session(master, spark_log=default_spark_log())
+    counts = run_query(compiled, options, spark=spark)
+    click.echo(_summary(counts, errors_path), err=True)
+
+
+def _detach_stdout():
+    """Rows own stdout: keep a private handle on it and send fd 1 (Spark's prints) to stderr."""
+    sys.stdout.flush()
+    rows = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    return rows
+
+
+def _summary(counts, errors_path: str) -> str:
+    text = (f"asaql: {counts.input_events} input events, {counts.output_events} output events, "
+            f"{counts.early} early, {counts.late} late, {counts.out_of_order} out-of-order, "
+            f"{counts.dropped} dropped, {counts.malformed} malformed")
+    if counts.malformed:
+        text += f" (set aside in {errors_path})"
+    return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
+
+
+@cli.command(epilog="\b\nExample:\n  asaql check samples/iot_devices/query.sql")
+@click.argument("query", type=click.Path(dir_okay=False))
+def check(query) -> None:
+    """Parse and analyse QUERY without starting Spark."""
+    compiled = _compile(query, EventOrderingPolicy())
+    click.echo(f"{query}: ok ({len(compiled.statements)} statement(s); inputs: "
+               f"{', '.join(compiled.input_names)}; outputs: {', '.join(compiled.output_names)})")
+
+
+@cli.command(epilog="\b\nExample:\n  asaql explain samples/iot_devices/query.sql --late 5s --ooo 2s")
+@click.argument("query", type=click.Path(dir_okay=False))
+@click.option("--late", default="5s", show_default=True)
+@click.option("--ooo", default="0s", show_default=True)
+@click.option("--early", default="5m", show_default=True)
+@click.option("--action", type=click.Choice(["adjust", "drop"]), default="adjust", show_default=True)
+def explain(query, late, ooo, early, action) -> None:
+    """Print the logical plan of QUERY, event-ordering policy included."""
+    from asaql.plan.explain import explain_plan
+
+    compiled = _compile(query, EventOrderingPolicy.from_options(late, ooo, early, action))
+    click.echo(explain_plan(compiled.plan))
+
+
+def main() -> None:
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as error:
+        error.show()
+        sys.exit(error.exit_code)
+    except ConfigurationError as error:
+        click.echo(f"error: {error.message}", err=True)
+        sys.exit(2)
+    except AsaqlError as error:
+        click.echo(error.render(), err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:  # a bug or a Spark failure: one line, details in the Spark log
+        click.echo(f"internal error: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
+                   err=True)
+        click.echo("set ASAQL_DEBUG=1 for the traceback; Spark's log: "
+                   f"{os.path.join(os.environ.get('TMPDIR', '/tmp'), 'asaql-spark.log')}", err=True)
+        if os.environ.get("ASAQL_DEBUG"):
+            raise
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""The logical plan as an indented tree: deterministic text for `asaql explain` and goldens."""
+
+from __future__ import annotations
+
+from asaql.analysis.analyzer import AllFields, OutputColumn
+from asaql.plan.nodes import (
+    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, ReadInput, WriteOutput,
+)
+from asaql.plan.printer import expression_text
+
+
+def explain_plan(plan: Plan) -> str:
+    lines: list[str] = []
+    for write in plan.outputs:
+        _explain(write, 0, lines)
+    return "\n".join(lines)
+
+
+def _explain(node: PlanNode, depth: int, lines: list[str]) -> None:
+    lines.append("  " * depth + _describe(node))
+    for child in node.children:
+        _explain(child, depth + 1, lines)
+
+
+def _describe(node: PlanNode) -> str:
+    if isinstance(node, WriteOutput):
+        return f"WriteOutput {node.output}"
+    if isinstance(node, Project):
+        items = ["*" if isinstance(c, AllFields) else f"{expression_text(c.expr)} AS {c.name}"
+                 for c in node.columns if isinstance(c, (AllFields, OutputColumn))]
+        return "Project " + ", ".join(items)
+    if isinstance(node, Filter):
+        return f"Filter {expression_text(node.predicate)}"
+    if isinstance(node, ApplyEventOrdering):
+        key = ("substream " + ", ".join(expression_text(e) for e in node.substream)
+               if node.substream else "PartitionId")
+        scope = "partitions progress independently" if node.partition_by_partition_id \
+            else "partitions combined"
+        return (f"ApplyEventOrdering System.Timestamp = {expression_text(node.event_time)} "
+                f"per {key} in arrival order; {node.policy.describe()}; {scope}")
+    if isinstance(node, AssignArrivalTime):
+        return "AssignArrivalTime System.Timestamp = EventEnqueuedUtcTime (no TIMESTAMP BY: no policy)"
+    if isinstance(node, ReadInput):
+        return f"ReadInput {node.alias} (arrival: EventEnqueuedUtcTime, partition: PartitionId)"
+    return type(node).__name__

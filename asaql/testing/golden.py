@@ -1,0 +1,148 @@
+"""Golden query cases: a folder with query.sql, inputs, case.toml and expected outputs.
+
+One runner for pytest (tests/golden) and for `asaql test`. Layout:
+  query.sql            the ASA query
+  input.jsonl|input/   events of the single input (several inputs: inputs/<alias>.jsonl or folder)
+  case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description
+  expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
+  expected_error.txt   instead of outputs: the rendered error of a query that must not compile
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from asaql.compiler import compile_query
+from asaql.errors import AsaqlError, ConfigurationError
+from asaql.plan.policy import EventOrderingPolicy
+
+
+@dataclass
+class Case:
+    name: str
+    folder: Path
+    query: str
+    inputs: dict[str, Path]          # alias as named by the file ('' = the single input)
+    expected: dict[str, Path]        # alias ('' = the single output)
+    expected_error: Path | None
+    options: dict = field(default_factory=dict)
+
+    @property
+    def ordered(self) -> bool:
+        return bool(self.options.get("ordered", False))
+
+    def policy(self) -> EventOrderingPolicy:
+        o = self.options
+        return EventOrderingPolicy.from_options(
+            str(o.get("late", "5s")), str(o.get("ooo", "0s")), str(o.get("early", "5m")),
+            str(o.get("action", "adjust")))
+
+
+def discover(root: Path) -> list[Path]:
+    """Every folder below root that holds a query.sql."""
+    return sorted(p.parent for p in Path(root).rglob("query.sql"))
+
+
+def load_case(folder: Path) -> Case:
+    folder = Path(folder)
+    options = {}
+    if (folder / "case.toml").exists():
+        options = tomllib.loads((folder / "case.toml").read_text())
+    return Case(
+        name=folder.name,
+        folder=folder,
+        query=(folder / "query.sql").read_text(),
+        inputs=_named_files(folder, "input", "inputs"),
+        expected=_named_files(folder, "expected", "expected"),
+        expected_error=folder / "expected_error.txt" if (folder / "expected_error.txt").exists() else None,
+        options=options,
+    )
+
+
+def _named_files(folder: Path, single: str, many: str) -> dict[str, Path]:
+    """`input.jsonl` or an `input/` folder of files is the single one ('' alias);
+    otherwise `inputs/<alias>.jsonl` (or `inputs/<alias>/`) name each."""
+    candidates = [folder / f"{single}.jsonl"] + ([folder / single] if single != many else [])
+    for candidate in candidates:
+        if candidate.exists():
+            return {"": candidate}
+    if (folder / many).is_dir():
+        return {item.stem: item for item in sorted((folder / many).iterdir())
+                if item.suffix == ".jsonl" or item.is_dir()}
+    return {}
+
+
+def _bind(names: tuple[str, ...], files: dict[str, Path], what: str) -> dict[str, Path]:
+    if "" in files:
+        if len(names) != 1:
+            raise ConfigurationError(f"the query has {len(names)} {what}s; name the files per alias")
+        return {names[0]: files[""]}
+    by_key = {n.lower(): n for n in names}
+    return {by_key.get(alias.lower(), alias): path for alias, path in files.items()}
+
+
+def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
+    """Run the case's query on Spark; output alias → rows, in the order they were written."""
+    from asaql.runner import RunOptions, run
+
+    compiled = compile_query(case.query, case.policy())
+    inputs = {alias: str(path) for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
+    with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
+        outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
+        options = RunOptions(inputs=inputs, outputs=outputs,
+                             max_files_per_trigger=case.options.get("max_files_per_trigger"),
+                             errors_path=os.path.join(tmp, "errors.jsonl"))
+        run(compiled, options, spark=spark)
+        return {name: read_rows(Path(path)) for name, path in outputs.items()}
+
+
+def compile_error(case: Case) -> str | None:
+    """The rendered error of compiling the case's query, or None when it compiles."""
+    try:
+        compile_query(case.query, case.policy())
+    except AsaqlError as error:
+        return error.render(case.query, "query.sql")
+    return None
+
+
+def read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def canonical(rows: list[dict], ordered: bool) -> list[str]:
+    """Compact JSON lines that keep key order (column order is part of the contract)."""
+    lines = [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows]
+    return lines if ordered else sorted(lines)
+
+
+def differences(case: Case, actual: dict[str, list[dict]]) -> list[str]:
+    """Unified diffs of canonical lines, one per output that does not match."""
+    import difflib
+
+    expected = _bind(tuple(actual), case.expected, "output") if case.expected else {}
+    problems = []
+    for name in sorted(set(actual) | set(expected)):
+        want = canonical(read_rows(expected[name]) if name in expected else [], case.ordered)
+        got = canonical(actual.get(name, []), case.ordered)
+        if want != got:
+            diff = difflib.unified_diff(want, got, f"expected/{name}", f"actual/{name}", lineterm="")
+            problems.append("\n".join(diff))
+    return problems
+
+
+def write_expected(case: Case, actual: dict[str, list[dict]]) -> None:
+    """Rewrite expected files from actual output (`--update`); refused under CI."""
+    if os.environ.get("CI", "").lower() == "true":
+        raise RuntimeError("refusing to update golden files under CI")
+    single = len(actual) == 1 and (not case.expected or "" in case.expected)
+    for name, rows in actual.items():
+        path = case.folder / "expected.jsonl" if single else case.folder / "expected" / f"{name}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(line + "\n" for line in canonical(rows, case.ordered)))
