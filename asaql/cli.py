@@ -78,7 +78,7 @@ def cli() -> None:
 def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, master,
         max_files_per_trigger, errors_path) -> None:
     """Run QUERY over JSON-lines inputs with ASA's event-ordering policies."""
-    from asaql.runner import RunOptions, resolve_aliases
+    from asaql.runner import RunOptions, check_options, resolve_aliases
     from asaql.runner import run as run_query
 
     policy = EventOrderingPolicy.from_options(late, ooo, early, action)
@@ -93,10 +93,12 @@ def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, ma
     missing = [name for name in compiled.output_names if name not in given_outputs]
     if missing and len(compiled.output_names) > 1:
         raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
-    stdout = _detach_stdout() if missing else sys.stdout
     options = RunOptions(inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
                          follow=follow, max_files_per_trigger=max_files_per_trigger,
-                         errors_path=errors_path, stdout=stdout)
+                         errors_path=errors_path)
+    check_options(compiled, options)
+    if missing:
+        options.stdout = _detach_stdout()
     from asaql.spark.session import build_session, default_spark_log
 
     spark = build_session(master, spark_log=default_spark_log())
@@ -105,7 +107,13 @@ def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, ma
 
 
 def _detach_stdout():
-    """Rows own stdout: keep a private handle on it and send fd 1 (Spark's prints) to stderr."""
+    """Rows own stdout: keep a private handle on it and send fd 1 (Spark's prints) to stderr.
+    Only for the process's real stdout (not under click's CliRunner or a pytest capture)."""
+    try:
+        if sys.stdout.fileno() != 1:
+            return sys.stdout
+    except (AttributeError, OSError, ValueError):
+        return sys.stdout
     sys.stdout.flush()
     rows = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)

@@ -38,16 +38,21 @@ def resolve_aliases(names: tuple[str, ...], given: dict[str, str], what: str) ->
     return resolved
 
 
+def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
+    """Every input of the query has a path that exists (before any Spark starts)."""
+    missing = [name for name in compiled.input_names if name not in options.inputs]
+    if missing:
+        raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
+    for path in options.inputs.values():
+        if not Path(path).exists():
+            raise ConfigurationError(f"input not found: {path}")
+
+
 def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     """Process the inputs; returns the run's counts. Imports pyspark lazily (check stays fast)."""
     from asaql.spark.execute import execute
 
-    missing = [name for name in compiled.input_names if name not in options.inputs]
-    if missing:
-        raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
-    for alias, path in options.inputs.items():
-        if not Path(path).exists():
-            raise ConfigurationError(f"input not found: {path}")
+    check_options(compiled, options)
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     started = time.monotonic()

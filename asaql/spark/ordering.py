@@ -1,4 +1,4 @@
-"""The event-ordering policy as a keyed stateful Spark operator (transformWithStateInPandas).
+"""The event-ordering policy as a keyed stateful Spark operator (applyInPandasWithState).
 
 Per key (PartitionId or the OVER substream) and per micro-batch, rows are sorted into arrival
 order (arrival time, file, line) and SEMANTICS.md steps 1–4 are computed with numpy, no per-row
@@ -14,13 +14,11 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.spark import columns as C
 
 _NONE = np.iinfo(np.int64).min  # "no System.Timestamp yet"
-_MAX_STATE = T.StructType([T.StructField("us", T.LongType(), True)])
 
 
 def to_micros(series: pd.Series) -> np.ndarray:
@@ -59,41 +57,40 @@ def assign_system_timestamps(
     return np.where(dropped, _NONE, stamped), flags, int(max_before[-1])
 
 
-class EventOrderingProcessor(StatefulProcessor):
-    """One instance per task; `handleInputRows` sees all of a key's rows of one micro-batch."""
+class EventOrderingStep:
+    """The function given to `applyInPandasWithState`: all of one key's rows of a micro-batch.
+
+    applyInPandasWithState rather than transformWithStateInPandas: the same vectorised work, but
+    no Python pre-init process at every query start (2–3 s measured), and it runs on the default
+    state store. The state is one value per key.
+    """
 
     def __init__(self, policy: EventOrderingPolicy):
         self.policy = policy
 
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.max_state = handle.getValueState("max_system_timestamp", _MAX_STATE)
-
-    def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
+    def __call__(self, key, rows: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         batch = pd.concat(list(rows), ignore_index=True)
         bad = batch[C.ERROR].notna()
         good = batch[~bad].sort_values([C.ARRIVAL, C.FILE, C.LINE], kind="stable")
-        stored = self.max_state.get() if self.max_state.exists() else None
-        running_max = stored[0] if stored and stored[0] is not None else _NONE
+        running_max = state.get[0] if state.exists else _NONE
         stamps, flags, new_max = assign_system_timestamps(
             to_micros(good[C.EVENT_TIME]), to_micros(good[C.ARRIVAL]), running_max, self.policy)
         if new_max != running_max:
-            self.max_state.update((new_max,))
+            state.update((new_max,))
         good = good.assign(**{
             C.SYSTEM_TIMESTAMP: pd.to_datetime(np.where(stamps == _NONE, np.datetime64("NaT"),
                                                         stamps.astype("datetime64[us]"))),
             C.FLAGS: flags,
         })
-        rejected = batch[bad].assign(**{C.SYSTEM_TIMESTAMP: pd.NaT, C.FLAGS: np.int32(0)})
-        yield pd.concat([good, rejected], ignore_index=True) if len(rejected) else good
-
-    def close(self) -> None:
-        pass
+        yield good
+        if bad.any():
+            yield batch[bad].assign(**{C.SYSTEM_TIMESTAMP: pd.NaT, C.FLAGS: np.int32(0)})
 
 
 def apply_event_ordering(events: DataFrame, policy: EventOrderingPolicy) -> DataFrame:
     """`events` has KEY, EVENT_TIME, ARRIVAL, FILE, LINE, ERROR; adds SYSTEM_TIMESTAMP and FLAGS.
 
-    timeMode "None": no Spark watermark anywhere, so no Spark operator can drop an accepted row.
+    No timeout and no watermark anywhere: no Spark operator can drop an accepted row.
     Payload columns travel under positional names: the pandas path renames names starting
     with '_' (a payload field such as `_id`) and would break them.
     """
@@ -104,7 +101,7 @@ def apply_event_ordering(events: DataFrame, policy: EventOrderingPolicy) -> Data
         T.StructField(C.SYSTEM_TIMESTAMP, T.TimestampType(), True),
         T.StructField(C.FLAGS, T.IntegerType(), True),
     ])
-    stamped = safe.groupBy(C.KEY).transformWithStateInPandas(
-        EventOrderingProcessor(policy), out_schema, "Append", "None")
+    stamped = safe.groupBy(C.KEY).applyInPandasWithState(
+        EventOrderingStep(policy), out_schema, "max_us long", "Append", "NoTimeout")
     return stamped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                           C.SYSTEM_TIMESTAMP, C.FLAGS)

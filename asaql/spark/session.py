@@ -1,4 +1,4 @@
-"""The SparkSession asaql runs on: small, quiet, UTC, RocksDB state (required by transformWithState)."""
+"""The SparkSession asaql runs on: small, quiet, UTC."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ import tempfile
 
 from pyspark.sql import SparkSession
 
-ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-
 SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -19,9 +17,10 @@ SESSION_CONF = {
     "spark.default.parallelism": "4",
     # ASA datetimes are UTC; naive strings are read as UTC.
     "spark.sql.session.timeZone": "UTC",
-    "spark.sql.streaming.stateStore.providerClass": ROCKSDB,
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.streaming.noDataMicroBatches.enabled": "false",
+    # Conversions that fail give NULL instead of failing the whole stream (ANSI mode would).
+    "spark.sql.ansi.enabled": "false",
     "spark.driver.memory": "2g",
 }
 

@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 
 from asaql.spark import columns as C
 from asaql.spark.io import file_display_name
-from asaql.spark.relations import JSON_COLUMN
+from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS
 
 
 @dataclass
@@ -27,6 +27,7 @@ class RunCounts:
     dropped: int = 0
     malformed: int = 0
     batches: int = 0
+    seconds: float = 0.0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -45,11 +46,11 @@ class LineSink:
 
     def write(self, lines_df: DataFrame, batch_id: int) -> int:
         if isinstance(self.target, str) and not self.target.endswith(".jsonl"):
-            count = lines_df.count()
-            if count:
-                lines_df.coalesce(1).write.mode("append").text(self.target)
-            return count
-        lines = [row[0] for row in lines_df.collect()]
+            ordered = lines_df.coalesce(1).sortWithinPartitions(*ORDER_COLUMNS).select(JSON_COLUMN)
+            ordered.write.mode("append").text(self.target)
+            return lines_df.count()
+        rows = sorted(lines_df.collect(), key=lambda row: tuple(row[c] for c in ORDER_COLUMNS))
+        lines = [row[JSON_COLUMN] for row in rows]
         with self.lock:
             if isinstance(self.target, str):
                 with open(self.target, "a", encoding="utf-8") as handle:
