@@ -38,20 +38,47 @@ def _read_query(path: str) -> str:
         raise click.UsageError(f"cannot read query file {path}: {error.strerror}") from None
 
 
+class OneLineError(click.ClickException):
+    """Bad options: one line on stderr, exit 2 (click's usage-error code)."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+class QueryError(click.ClickException):
+    """A query error, already rendered with file:line:col and a caret; exit 1."""
+
+    exit_code = 1
+
+    def show(self, file=None) -> None:
+        click.echo(self.message, err=True)
+
+
+class AsaqlGroup(click.Group):
+    """Turns asaql's own errors into clean messages, for the CLI and for CliRunner alike."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ConfigurationError as error:
+            raise OneLineError(error.message) from None
+        except AsaqlError as error:
+            query = ctx.meta.get("asaql.query")
+            source = query[1] if query else None
+            raise QueryError(error.render(source, query[0] if query else "query.sql")) from None
+
+
 def _compile(path: str, policy: EventOrderingPolicy):
     from asaql.compiler import compile_query
 
     text = _read_query(path)
-    try:
-        return compile_query(text, policy)
-    except ConfigurationError:
-        raise
-    except AsaqlError as error:
-        click.echo(error.render(text, path), err=True)
-        sys.exit(1)
+    click.get_current_context().meta["asaql.query"] = (path, text)
+    return compile_query(text, policy)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=AsaqlGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="asaql")
 def cli() -> None:
     """asaql: Azure Stream Analytics queries on Apache Spark Structured Streaming."""
@@ -154,29 +181,21 @@ def explain(query, late, ooo, early, action) -> None:
 
 def main() -> None:
     try:
-        cli(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("Aborted.", err=True)
-        sys.exit(130)
-    except click.ClickException as error:
-        error.show()
-        sys.exit(error.exit_code)
-    except ConfigurationError as error:
-        click.echo(f"error: {error.message}", err=True)
-        sys.exit(2)
-    except AsaqlError as error:
-        click.echo(error.render(), err=True)
-        sys.exit(1)
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except Exception as error:  # a bug or a Spark failure: one line, details in the Spark log
-        click.echo(f"internal error: {type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}",
-                   err=True)
-        click.echo("set ASAQL_DEBUG=1 for the traceback; Spark's log: "
-                   f"{os.path.join(os.environ.get('TMPDIR', '/tmp'), 'asaql-spark.log')}", err=True)
+        cli(prog_name="asaql")
+    except Exception as error:  # a bug or a Spark failure: one line; the traceback on request
         if os.environ.get("ASAQL_DEBUG"):
             raise
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        click.echo(f"internal error: {type(error).__name__}: {first}", err=True)
+        click.echo("run with ASAQL_DEBUG=1 for the traceback; Spark's own log: "
+                   f"{_spark_log_path()}", err=True)
         sys.exit(3)
+
+
+def _spark_log_path() -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")
 
 
 if __name__ == "__main__":

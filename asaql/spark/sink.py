@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TextIO
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.spark import columns as C
@@ -46,9 +46,11 @@ class LineSink:
 
     def write(self, lines_df: DataFrame, batch_id: int) -> int:
         if isinstance(self.target, str) and not self.target.endswith(".jsonl"):
-            ordered = lines_df.coalesce(1).sortWithinPartitions(*ORDER_COLUMNS).select(JSON_COLUMN)
-            ordered.write.mode("append").text(self.target)
-            return lines_df.count()
+            observation = Observation(f"asaql_rows_{id(self)}_{batch_id}")
+            counted = lines_df.observe(observation, F.count(F.lit(1)).alias("rows"))
+            counted.sortWithinPartitions(*ORDER_COLUMNS).select(JSON_COLUMN) \
+                .write.mode("append").text(self.target)
+            return observation.get.get("rows") or 0
         rows = sorted(lines_df.collect(), key=lambda row: tuple(row[c] for c in ORDER_COLUMNS))
         lines = [row[JSON_COLUMN] for row in rows]
         with self.lock:
@@ -81,7 +83,12 @@ class ErrorLog:
 
 @dataclass
 class BatchWriter:
-    """The foreachBatch function of one source group."""
+    """The foreachBatch function of one source group.
+
+    Counts come from `observe` on the same pass that writes the first output, so a single-output
+    query costs one Spark job per micro-batch; the batch is cached only when several outputs
+    read it, and re-read for malformed rows only when there are some.
+    """
 
     outputs: list[tuple[Callable[[DataFrame], DataFrame], LineSink]]
     counts: RunCounts
@@ -90,37 +97,47 @@ class BatchWriter:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        batch = batch.persist()
+        observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
+        observed = batch.observe(observation, *_counters())
+        shared = len(self.outputs) > 1
+        if shared:
+            observed = observed.persist()
         try:
-            self._count(batch)
-            accepted = batch.where(F.col(C.ERROR).isNull()
-                                   & ((F.col(C.FLAGS).bitwiseAND(C.DROPPED)) == 0))
+            accepted = observed.where(F.col(C.ERROR).isNull()
+                                      & ((F.col(C.FLAGS).bitwiseAND(C.DROPPED)) == 0))
             written = sum(sink.write(build(accepted), batch_id) for build, sink in self.outputs)
-            with self.lock:
-                self.counts.output_events += written
-                self.counts.batches += 1
+            self._add(observation.get, written)
+            if self.count_input and observation.get.get("malformed"):
+                bad = observed.where(F.col(C.ERROR).isNotNull()) \
+                    .select(C.FILE, C.LINE, C.ERROR, C.RAW).collect()
+                self.errors.write(sorted(bad, key=lambda row: (row[C.FILE], row[C.LINE])))
         finally:
-            batch.unpersist()
+            if shared:
+                observed.unpersist()
 
-    def _count(self, batch: DataFrame) -> None:
-        def bit(flag):
-            return F.sum(F.when(F.col(C.FLAGS).bitwiseAND(flag) != 0, 1).otherwise(0))
-
-        row = batch.agg(
-            F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"),
-            F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed"),
-            bit(C.EARLY).alias("early"), bit(C.LATE).alias("late"),
-            bit(C.OUT_OF_ORDER).alias("ooo"), bit(C.DROPPED).alias("dropped"),
-        ).first()
+    def _add(self, seen: dict, written: int) -> None:
         with self.lock:
             if self.count_input:
-                self.counts.input_events += row["input"] or 0
-                self.counts.malformed += row["malformed"] or 0
-            self.counts.early += row["early"] or 0
-            self.counts.late += row["late"] or 0
-            self.counts.out_of_order += row["ooo"] or 0
-            self.counts.dropped += row["dropped"] or 0
-        if self.count_input and row["malformed"]:
-            bad = batch.where(F.col(C.ERROR).isNotNull()) \
-                .select(C.FILE, C.LINE, C.ERROR, C.RAW).orderBy(C.FILE, C.LINE).collect()
-            self.errors.write(bad)
+                self.counts.input_events += seen.get("input") or 0
+                self.counts.malformed += seen.get("malformed") or 0
+            self.counts.early += seen.get("early") or 0
+            self.counts.late += seen.get("late") or 0
+            self.counts.out_of_order += seen.get("ooo") or 0
+            self.counts.dropped += seen.get("dropped") or 0
+            self.counts.output_events += written
+            self.counts.batches += 1
+
+
+def _flagged(flag: int):
+    return F.sum(F.when(F.col(C.FLAGS).bitwiseAND(flag) != 0, 1).otherwise(0))
+
+
+def _counters() -> tuple:
+    return (
+        F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"),
+        F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed"),
+        _flagged(C.EARLY).alias("early"),
+        _flagged(C.LATE).alias("late"),
+        _flagged(C.OUT_OF_ORDER).alias("ooo"),
+        _flagged(C.DROPPED).alias("dropped"),
+    )

@@ -1,19 +1,21 @@
-"""Lark parse tree → the AST of asaql.syntax.ast, one short method per grammar rule."""
+"""Lark parse tree → the AST of `asaql.syntax.ast`: one short method per grammar rule.
+
+The grammar drops keywords and punctuation the AST does not need and `maybe_placeholders`
+puts None for an absent `[optional]`, so each method unpacks its children by position.
+Lark's non-recursive transformer keeps deeply nested expressions off the Python stack.
+"""
 
 from __future__ import annotations
 
-from lark import Token, Transformer, v_args
+from dataclasses import replace
 
-from asaql.errors import Span
+from lark import Token, Transformer_NonRecursive, v_args
+
+from asaql.errors import QuerySyntaxError, Span
 from asaql.syntax import ast
 
-# Keyword and punctuation tokens carry no information once the rule has matched.
-_NOISE = {
-    "SELECT", "INTO", "FROM", "WHERE", "GROUP", "BY", "HAVING", "AS", "TIMESTAMP", "OVER",
-    "PARTITION", "AND", "OR", "IS", "NULL", "LIKE", "IN", "BETWEEN", "CASE", "WHEN", "THEN",
-    "ELSE", "END", "CAST", "TRY_CAST", "JOIN", "INNER", "OUTER", "CROSS", "APPLY", "ON", "UNION",
-    "WITH", "ORDER", "LIMIT", "WITHIN", "TOP", "LPAR", "RPAR", "COMMA", "DOT", "SEMI",
-}
+_INT64_MAX = 2**63 - 1
+_KEYWORD_OPS = {"AND", "OR", "NOT"}
 
 
 def span_of(meta) -> Span | None:
@@ -26,308 +28,277 @@ def token_span(token: Token) -> Span:
     return Span(token.line, token.column, token.end_line, token.end_column)
 
 
-def _significant(children) -> list:
-    return [c for c in children if not (isinstance(c, Token) and c.type in _NOISE)]
-
-
-def _of(children, cls) -> list:
-    return [c for c in children if isinstance(c, cls)]
-
-
-def _one(children, cls):
-    found = _of(children, cls)
-    return found[0] if found else None
-
-
-def _has(children, token_type: str) -> bool:
-    return any(isinstance(c, Token) and c.type == token_type for c in children)
+def _op(token: Token) -> str:
+    if token.type in _KEYWORD_OPS:
+        return token.type
+    return "<>" if token.type == "NE" else str(token)
 
 
 @v_args(meta=True)
-class AstBuilder(Transformer):
+class AstBuilder(Transformer_NonRecursive):
     # ------------------------------------------------------------ query and statements
-    def start(self, meta, children):
-        steps = _one(children, tuple) or ()
-        statements = tuple(_of(children, ast.SelectStatement))
-        return ast.Query(steps=steps, statements=statements, span=span_of(meta))
+    def query(self, meta, children):
+        steps, statements = children
+        return ast.Query(steps=steps or (), statements=statements, span=span_of(meta))
+
+    def statements(self, meta, children):
+        return tuple(children)
 
     def with_clause(self, meta, children):
-        return tuple(_of(children, ast.WithStep))
+        return tuple(children)
 
     def with_step(self, meta, children):
-        name, query = _significant(children)
+        name, query = children
         return ast.WithStep(name=name, query=query, span=span_of(meta))
 
-    def select(self, meta, children):
-        parts = {type(c).__name__: c for c in children if isinstance(c, _Clause)}
-        union = parts.get("_Union")
+    def select_stmt(self, meta, children):
+        core, union = children
+        # decision: UNION and UNION ALL give the same node; the AST has no flag (not planned yet).
+        return replace(core, union=union, span=span_of(meta))
+
+    def union(self, meta, children):
+        _all, statement = children
+        return statement
+
+    def select_core(self, meta, children):
+        distinct, top, items, into, source, joins, where, group_by, having = children
         return ast.SelectStatement(
-            items=parts["_Items"].value,
-            into=parts["_Into"].value if "_Into" in parts else None,
-            source=parts["_From"].value,
-            joins=tuple(c for c in children if isinstance(c, (ast.Join, ast.Apply))),
-            where=parts["_Where"].value if "_Where" in parts else None,
-            group_by=parts["_GroupBy"].value if "_GroupBy" in parts else None,
-            having=parts["_Having"].value if "_Having" in parts else None,
-            distinct="_Distinct" in parts,
-            top=parts["_Top"].value if "_Top" in parts else None,
-            union=union.value if union else None,
+            items=items, into=into, source=source, joins=joins, where=where,
+            group_by=group_by, having=having, distinct=distinct is not None, top=top,
             span=span_of(meta),
         )
 
-    def distinct(self, meta, children):
-        return _Distinct(True)
-
     def top(self, meta, children):
-        return _Top(self.number(meta, [children[-1]]))
+        return self.int_lit(meta, children)
 
-    def union(self, meta, children):
-        return _Union(_one(children, ast.SelectStatement))
+    def select_items(self, meta, children):
+        return tuple(children)
 
-    def all(self, meta, children):
-        return children[0]
-
-    def select_list(self, meta, children):
-        return _Items(tuple(_of(children, ast.SelectItem)))
-
-    def star_all(self, meta, children):
+    def star_item(self, meta, children):
         return ast.SelectItem(expr=ast.Star(span=span_of(meta)), span=span_of(meta))
 
-    def star_qualified(self, meta, children):
-        qualifier = _one(children, ast.Identifier)
-        return ast.SelectItem(expr=ast.Star(qualifier=qualifier, span=span_of(meta)), span=span_of(meta))
+    def qualified_star(self, meta, children):
+        parts, _star = children
+        if len(parts) > 1:
+            raise QuerySyntaxError("syntax error: expected `alias.*` with a single name before '.*'",
+                                   span_of(meta))
+        star = ast.Star(qualifier=parts[0], span=span_of(meta))
+        return ast.SelectItem(expr=star, span=span_of(meta))
 
-    def select_expr(self, meta, children):
-        expr, *rest = _significant(children)
-        return ast.SelectItem(expr=expr, alias=rest[0] if rest else None, span=span_of(meta))
+    def expr_item(self, meta, children):
+        expr, alias = children
+        return ast.SelectItem(expr=expr, alias=alias, span=span_of(meta))
 
-    def into(self, meta, children):
-        return _Into(_one(children, ast.Identifier))
-
-    def from_clause(self, meta, children):
-        return _From(_one(children, ast.InputSource))
-
-    def source(self, meta, children):
-        names = _of(children, ast.Identifier)
-        return ast.InputSource(
-            name=names[0], alias=names[1] if len(names) > 1 else None,
-            timestamp_by=_one(children, ast.TimestampBy),
-            partition_by=_one(children, _PartitionBy).value if _one(children, _PartitionBy) else None,
-            span=span_of(meta))
-
-    def timestamp_by(self, meta, children):
-        expr, *over = _significant(children)
-        return ast.TimestampBy(expr=expr, over=tuple(over), span=span_of(meta))
-
-    def partition_by(self, meta, children):
-        return _PartitionBy(_one(children, ast.ColumnRef))
-
-    def inner_join(self, meta, children):
-        source, condition = _significant(children)
-        return ast.Join(kind="INNER", source=source, condition=condition, span=span_of(meta))
-
-    def left_join(self, meta, children):
-        source, condition = [c for c in _significant(children) if not isinstance(c, Token)]
-        return ast.Join(kind="LEFT", source=source, condition=condition, span=span_of(meta))
-
-    def cross_apply(self, meta, children):
-        return self._apply("CROSS", meta, children)
-
-    def outer_apply(self, meta, children):
-        return self._apply("OUTER", meta, children)
-
-    def _apply(self, kind, meta, children):
-        call, alias = _significant(children)
-        return ast.Apply(kind=kind, call=call, alias=alias, span=span_of(meta))
-
-    def where(self, meta, children):
-        return _Where(_significant(children)[0])
-
-    def group_by(self, meta, children):
-        return _GroupBy(ast.GroupBy(items=tuple(_significant(children)), span=span_of(meta)))
-
-    def having(self, meta, children):
-        return _Having(_significant(children)[0])
-
-    # ------------------------------------------------------------ expressions
-    def or_op(self, meta, children):
-        left, right = _significant(children)
-        return ast.BinaryOp(op="OR", left=left, right=right, span=span_of(meta))
-
-    def and_op(self, meta, children):
-        left, right = _significant(children)
-        return ast.BinaryOp(op="AND", left=left, right=right, span=span_of(meta))
-
-    def not_op(self, meta, children):
-        return ast.UnaryOp(op="NOT", operand=children[-1], span=span_of(meta))
-
-    def comparison(self, meta, children):
-        left, op, right = children
-        return ast.BinaryOp(op="<>" if op == "!=" else str(op), left=left, right=right,
-                            span=span_of(meta))
-
-    def is_null(self, meta, children):
-        return ast.IsNull(operand=children[0], negated=_has(children, "NOT"), span=span_of(meta))
-
-    def not_kw(self, meta, children):
+    def alias(self, meta, children):
         return children[0]
 
+    def into(self, meta, children):
+        return children[0]
+
+    def from_clause(self, meta, children):
+        return children[0]
+
+    def where(self, meta, children):
+        return children[0]
+
+    def having(self, meta, children):
+        return children[0]
+
+    def group_by(self, meta, children):
+        return ast.GroupBy(items=children[0], span=span_of(meta))
+
+    # ------------------------------------------------------------ sources, joins, applies
+    def source(self, meta, children):
+        name, alias, *options = children
+        timestamp_by = partition_by = None
+        for option in options:
+            if isinstance(option, ast.TimestampBy):
+                _refuse_repeat(timestamp_by, option, "TIMESTAMP BY")
+                timestamp_by = option
+            else:
+                _refuse_repeat(partition_by, option, "PARTITION BY")
+                partition_by = option
+        return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
+                               partition_by=partition_by, span=span_of(meta))
+
+    def timestamp_by(self, meta, children):
+        expr, _over, columns = children
+        return ast.TimestampBy(expr=expr, over=columns or (), span=span_of(meta))
+
+    def partition_by(self, meta, children):
+        return children[0]
+
+    def column_list(self, meta, children):
+        return tuple(children)
+
+    def joins(self, meta, children):
+        return tuple(children)
+
+    def join(self, meta, children):
+        kind, source, condition = children
+        return ast.Join(kind=kind or "INNER", source=source, condition=condition, span=span_of(meta))
+
+    def join_kind(self, meta, children):
+        return children[0].type  # INNER or LEFT; OUTER is dropped by the grammar
+
+    def apply(self, meta, children):
+        kind, call, alias = children
+        return ast.Apply(kind=kind.type, call=call, alias=alias, span=span_of(meta))
+
+    # ------------------------------------------------------------ operators
+    def binary(self, meta, children):
+        left, op, right = children
+        return ast.BinaryOp(op=_op(op), left=left, right=right, span=span_of(meta))
+
+    def unary_op(self, meta, children):
+        op, operand = children
+        return ast.UnaryOp(op=_op(op), operand=operand, span=span_of(meta))
+
+    def is_null(self, meta, children):
+        operand, negated = children
+        return ast.IsNull(operand=operand, negated=negated is not None, span=span_of(meta))
+
     def like(self, meta, children):
-        operand, pattern = [c for c in _significant(children) if not isinstance(c, Token)]
-        return ast.Like(operand=operand, pattern=pattern, negated=_has(children, "NOT"),
+        operand, negated, pattern = children
+        return ast.Like(operand=operand, pattern=pattern, negated=negated is not None,
                         span=span_of(meta))
 
     def in_list(self, meta, children):
-        operand, *items = [c for c in _significant(children) if not isinstance(c, Token)]
-        return ast.InList(operand=operand, items=tuple(items), negated=_has(children, "NOT"),
+        operand, negated, items = children
+        return ast.InList(operand=operand, items=items, negated=negated is not None,
                           span=span_of(meta))
 
     def between(self, meta, children):
-        operand, low, high = [c for c in _significant(children) if not isinstance(c, Token)]
-        return ast.Between(operand=operand, low=low, high=high, negated=_has(children, "NOT"),
+        operand, negated, low, high = children
+        return ast.Between(operand=operand, low=low, high=high, negated=negated is not None,
                            span=span_of(meta))
 
-    def binary(self, meta, children):
-        left, op, right = children
-        return ast.BinaryOp(op=str(op), left=left, right=right, span=span_of(meta))
+    # ------------------------------------------------------------ primaries
+    def int_lit(self, meta, children):
+        value = int(children[0])
+        if value > _INT64_MAX:
+            raise QuerySyntaxError("syntax error: integer literal is too large for bigint",
+                                   token_span(children[0]))
+        return ast.Literal(value=value, kind="bigint", span=token_span(children[0]))
 
-    def unary(self, meta, children):
-        op, operand = children
-        return ast.UnaryOp(op=str(op), operand=operand, span=span_of(meta))
+    def float_lit(self, meta, children):
+        return ast.Literal(value=float(children[0]), kind="float", span=token_span(children[0]))
 
-    def number(self, meta, children):
-        text = str(children[0])
-        if any(c in text for c in ".eE"):
-            return ast.Literal(value=float(text), kind="float", span=token_span(children[0]))
-        return ast.Literal(value=int(text), kind="bigint", span=token_span(children[0]))
-
-    def string(self, meta, children):
+    def string_lit(self, meta, children):
         text = str(children[0])
         body = text[text.index("'") + 1:-1].replace("''", "'")
         return ast.Literal(value=body, kind="nvarchar(max)", span=token_span(children[0]))
 
-    def null(self, meta, children):
-        return ast.Literal(value=None, kind="null", span=token_span(children[0]))
-
-    def parens(self, meta, children):
-        return _significant(children)[0]
-
-    def system_timestamp(self, meta, children):
-        return ast.SystemTimestamp(span=span_of(meta))
-
-    def cast(self, meta, children):
-        expr, type_name = _significant(children)
-        return ast.Cast(operand=expr, type_name=type_name, span=span_of(meta))
-
-    def try_cast(self, meta, children):
-        expr, type_name = _significant(children)
-        return ast.Cast(operand=expr, type_name=type_name, try_cast=True, span=span_of(meta))
-
-    def type_name(self, meta, children):
-        return "".join(str(c) for c in children).lower()
+    def null_lit(self, meta, children):
+        return ast.Literal(value=None, kind="null", span=span_of(meta))
 
     def column_ref(self, meta, children):
         return ast.ColumnRef(parts=children[0], span=span_of(meta))
 
     def dotted(self, meta, children):
-        return tuple(_of(children, ast.Identifier))
-
-    def case(self, meta, children):
-        # CASE [operand] WHEN … [ELSE expr] END: the operand precedes the first WHEN.
-        first_when = next(i for i, c in enumerate(children) if isinstance(c, ast.WhenClause))
-        before = [c for c in children[:first_when] if not isinstance(c, Token)]
-        after = [c for c in children[first_when:] if not isinstance(c, (Token, ast.WhenClause))]
-        return ast.Case(operand=before[0] if before else None,
-                        whens=tuple(_of(children, ast.WhenClause)),
-                        else_=after[0] if after else None, span=span_of(meta))
-
-    def when_clause(self, meta, children):
-        condition, result = _significant(children)
-        return ast.WhenClause(condition=condition, result=result, span=span_of(meta))
-
-    def func_call(self, meta, children):
-        head = children[0]
-        if isinstance(head, Token):  # LEFT(...)
-            name = ast.Identifier(name=str(head), span=token_span(head))
-        else:
-            name = ast.Identifier(name=".".join(p.name for p in head), span=head[0].span)
-        args = _one(children, _Args) or _Args((), False, False)
-        within = _one(children, _Within)
-        return ast.FunctionCall(name=name, args=args.items, distinct=args.distinct, star=args.star,
-                                over=_one(children, ast.OverClause),
-                                within_group=within.value if within else (), span=span_of(meta))
-
-    def star_arg(self, meta, children):
-        return _Args((), False, True)
-
-    def expr_args(self, meta, children):
-        items = tuple(c for c in children if not isinstance(c, (Token, _Distinct)))
-        return _Args(items, any(isinstance(c, _Distinct) for c in children), False)
-
-    def within_group(self, meta, children):
-        return _Within(tuple(_of(children, ast.OrderItem)))
-
-    def over_clause(self, meta, children):
-        fields = {}
-        for part in children:
-            if isinstance(part, _OverPart):
-                fields[part.field] = part.value
-        return ast.OverClause(span=span_of(meta), **fields)
-
-    def over_partition(self, meta, children):
-        return _OverPart("partition_by", tuple(_significant(children)))
-
-    def over_order(self, meta, children):
-        return _OverPart("order_by", tuple(_of(children, ast.OrderItem)))
-
-    def over_limit(self, meta, children):
-        return _OverPart("limit_duration", _one(children, ast.FunctionCall))
-
-    def over_when(self, meta, children):
-        return _OverPart("when", _significant(children)[0])
-
-    def order_item(self, meta, children):
-        return ast.OrderItem(expr=children[0], descending=_has(children, "DESC"), span=span_of(meta))
+        if len(children) == 1:
+            return (children[0],)
+        head, last = children
+        return head + (last,)
 
     def name(self, meta, children):
         token = children[0]
-        if token.type == "BRACKETED":
-            text = str(token)[1:-1].replace("]]", "]")
-            return ast.Identifier(name=text, bracketed=True, span=token_span(token))
-        return ast.Identifier(name=str(token), span=token_span(token))
+        if token.type == "IDENT":
+            return ast.Identifier(name=str(token), span=token_span(token))
+        text = str(token)[1:-1].replace("]]", "]")
+        if not text:
+            raise QuerySyntaxError("syntax error: empty name '[]'", token_span(token))
+        return ast.Identifier(name=text, bracketed=True, span=token_span(token))
+
+    def system_timestamp(self, meta, children):
+        parts = children[0]
+        if len(parts) != 1 or parts[0].key != "system" or parts[0].bracketed:
+            # Only System.Timestamp exists; TIMESTAMP is reserved elsewhere.
+            raise QuerySyntaxError("syntax error: unexpected 'Timestamp' (did you mean "
+                                   "System.Timestamp()? a field named Timestamp is written [Timestamp])",
+                                   span_of(meta))
+        return ast.SystemTimestamp(span=span_of(meta))
+
+    def cast(self, meta, children):
+        keyword, operand, type_name = children
+        return ast.Cast(operand=operand, type_name=type_name, try_cast=keyword.type == "TRY_CAST",
+                        span=span_of(meta))
+
+    def type_name(self, meta, children):
+        base, size = children
+        # `nvarchar (max)` and `NVARCHAR(MAX)` both become `nvarchar(max)`.
+        return str(base).lower() + (f"({str(size).lower()})" if size is not None else "")
+
+    def case(self, meta, children):
+        operand, *whens, else_ = children
+        return ast.Case(operand=operand, whens=tuple(whens), else_=else_, span=span_of(meta))
+
+    def when_clause(self, meta, children):
+        condition, result = children
+        return ast.WhenClause(condition=condition, result=result, span=span_of(meta))
+
+    def else_clause(self, meta, children):
+        return children[0]
+
+    # ------------------------------------------------------------ calls
+    def call(self, meta, children):
+        head, args, within, over = children
+        if isinstance(head, Token):  # LEFT(…): a keyword used as a function name
+            name = ast.Identifier(name=str(head), span=token_span(head))
+        else:
+            name = ast.Identifier(name=".".join(p.name for p in head),
+                                  bracketed=any(p.bracketed for p in head),
+                                  span=Span(head[0].span.line, head[0].span.column,
+                                            head[-1].span.end_line, head[-1].span.end_column))
+        star, distinct, items = args if args is not None else (False, False, ())
+        return ast.FunctionCall(name=name, args=items, distinct=distinct, star=star,
+                                over=over, within_group=within or (), span=span_of(meta))
+
+    def star_args(self, meta, children):
+        return True, False, ()
+
+    def plain_args(self, meta, children):
+        distinct, items = children
+        return False, distinct is not None, items
+
+    def within_group(self, meta, children):
+        return children[0]
+
+    def over_clause(self, meta, children):
+        _over, partition_by, order_by, limit, when = children
+        if limit is not None and limit.name.key != "duration":
+            raise QuerySyntaxError("syntax error: LIMIT in OVER expects DURATION(unit, length)",
+                                   limit.span)
+        return ast.OverClause(partition_by=partition_by or (), order_by=order_by or (),
+                              limit_duration=limit, when=when, span=span_of(meta))
+
+    def over_partition(self, meta, children):
+        return children[0]
+
+    def over_order(self, meta, children):
+        return children[0]
+
+    def over_limit(self, meta, children):
+        return children[0]
+
+    def over_when(self, meta, children):
+        return children[0]
+
+    def expr_list(self, meta, children):
+        return tuple(children)
+
+    def order_list(self, meta, children):
+        return tuple(children)
+
+    def order_item(self, meta, children):
+        expr, descending = children
+        return ast.OrderItem(expr=expr, descending=bool(descending), span=span_of(meta))
+
+    def direction(self, meta, children):
+        return children[0].type == "DESC"
 
 
-class _Clause:
-    """A clause on its way into a SelectStatement."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-
-class _Distinct(_Clause): ...
-class _Top(_Clause): ...
-class _Union(_Clause): ...
-class _Items(_Clause): ...
-class _Into(_Clause): ...
-class _From(_Clause): ...
-class _Where(_Clause): ...
-class _GroupBy(_Clause): ...
-class _Having(_Clause): ...
-class _PartitionBy(_Clause): ...
-class _Within(_Clause): ...
-
-
-class _Args:
-    __slots__ = ("items", "distinct", "star")
-
-    def __init__(self, items, distinct, star):
-        self.items, self.distinct, self.star = items, distinct, star
-
-
-class _OverPart:
-    __slots__ = ("field", "value")
-
-    def __init__(self, field, value):
-        self.field, self.value = field, value
+def _refuse_repeat(previous, option, what: str) -> None:
+    if previous is not None:
+        raise QuerySyntaxError(f"syntax error: {what} appears twice for the same input",
+                               getattr(option, "span", None))

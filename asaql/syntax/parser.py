@@ -1,24 +1,46 @@
-"""`parse(text)`: query text → AST, with syntax errors in the user's terms and positions."""
+"""`parse(text)`: query text → AST; every failure is a QuerySyntaxError at a line and column."""
 
 from __future__ import annotations
 
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from asaql.errors import AsaqlError, QuerySyntaxError, Span
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
 from asaql.syntax.grammar import parser
 
-_READABLE = {
-    "NAME": "a name", "BRACKETED": "a [bracketed] name", "NUMBER": "a number", "STRING": "a string",
-    "LPAR": "'('", "RPAR": "')'", "COMMA": "','", "DOT": "'.'", "SEMI": "';'", "STAR": "'*'",
-    "COMPARE": "a comparison", "SYSTEM_TIMESTAMP": "System.Timestamp()", "$END": "the end of the query",
-    "PLUS": "'+'", "MINUS": "'-'", "SLASH": "'/'", "PERCENT": "'%'", "TILDE": "'~'", "PIPE": "'|'",
-    "CARET": "'^'", "AMP": "'&'",
+# Terminals that can start an expression; when most of them are expected, say "an expression".
+_EXPRESSION_START = {
+    "IDENT", "BRACKET_IDENT", "INT", "FLOAT", "STRING", "NULL", "LPAR", "MINUS", "PLUS", "TILDE",
+    "CAST", "TRY_CAST", "CASE", "NOT", "LEFT",
 }
+# Terminals that would only continue the expression just read: noise next to a missing clause.
+_CONTINUATION = {
+    "EQ", "NE", "LT", "LE", "GT", "GE", "PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "AMP",
+    "PIPE", "CARET", "AND", "OR", "NOT", "IS", "LIKE", "IN", "BETWEEN", "DOT", "LPAR",
+    "OVER_CALL", "WITHIN",
+}
+_PUNCTUATION = {
+    "EQ": "=", "NE": "<>", "LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "PLUS": "+", "MINUS": "-",
+    "STAR": "*", "SLASH": "/", "PERCENT": "%", "AMP": "&", "PIPE": "|", "CARET": "^", "TILDE": "~",
+    "LPAR": "(", "RPAR": ")", "COMMA": ",", "DOT": ".", "SEMICOLON": ";",
+}
+_WORDS = {
+    "IDENT": "a name", "BRACKET_IDENT": "a name", "INT": "an integer", "FLOAT": "a number",
+    "STRING": "a string", "OVER_CALL": "OVER", "$END": "end of query",
+}
+_MAX_LISTED = 6
 
 
 def parse(text: str) -> ast.Query:
+    """Parse one job query (optional WITH steps, then SELECT statements)."""
+    try:
+        return _parse(text)
+    except RecursionError:  # both steps are iterative; this is a last guard, not a known path
+        raise QuerySyntaxError("syntax error: the query is nested too deeply", Span.point(1, 1)) from None
+
+
+def _parse(text: str) -> ast.Query:
     try:
         tree = parser().parse(text)
     except UnexpectedInput as error:
@@ -31,40 +53,88 @@ def parse(text: str) -> ast.Query:
         raise
 
 
+def _syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:
+    if isinstance(error, UnexpectedToken):
+        return _unexpected_token(error, text)
+    if isinstance(error, UnexpectedCharacters):
+        return _unexpected_character(error, text)
+    # UnexpectedEOF does not occur with the LALR parser; keep a position anyway.
+    line, column = _end_of_text(text)
+    return QuerySyntaxError("syntax error: unexpected end of query", Span.point(line, column))
+
+
+def _unexpected_token(error: UnexpectedToken, text: str) -> QuerySyntaxError:
+    token = error.token
+    expected = _expected(_acceptable(error, text))
+    if token.type == "$END":
+        line, column = _end_of_text(text)
+        return QuerySyntaxError(f"syntax error: unexpected end of query{expected}", Span.point(line, column))
+    if token.type == "SLASH" and text.startswith("/*", token.start_pos):
+        return QuerySyntaxError("syntax error: a /* comment that is never closed",
+                                Span.point(token.line, token.column, 2))
+    shown = str(token) if len(str(token)) <= 30 else str(token)[:30] + "…"
+    return QuerySyntaxError(f"syntax error: unexpected '{shown}'{expected}",
+                            Span(token.line, token.column, token.end_line, token.end_column))
+
+
+def _acceptable(error: UnexpectedToken, text: str) -> set[str]:
+    """The terminals that could really come where the bad token is. LALR merges states, so by
+    the time lark notices the error it may have reduced past some choices (`f(a` then the end
+    would say only ')'); parse again step by step and ask the state just before that token."""
+    try:
+        interactive = parser().parse_interactive(text)
+        for token in interactive.iter_parse():  # yields each token before feeding it
+            if token.start_pos == error.token.start_pos and token.type == error.token.type:
+                break
+        return set(interactive.accepts())
+    except Exception:  # the state's own list is wider but still a fair message
+        return set(error.expected)
+
+
+def _unexpected_character(error: UnexpectedCharacters, text: str) -> QuerySyntaxError:
+    char = text[error.pos_in_stream] if 0 <= error.pos_in_stream < len(text) else ""
+    if char == "'" or text.startswith(("N'", "n'"), error.pos_in_stream):
+        message = "a string literal that is never closed (write '' for a quote inside a string)"
+    elif char == "[":
+        message = "a [bracketed name that is never closed (write ]] for a ] inside the name)"
+    else:
+        message = f"unexpected character {char!r}"
+    return QuerySyntaxError(f"syntax error: {message}", Span.point(error.line, error.column))
+
+
 def _expected(names) -> str:
     names = set(names)
-    if {"NAME", "NUMBER", "STRING"} <= names:
-        return ", expected an expression"
-    readable = sorted({_READABLE.get(n, n) for n in names if not n.startswith("__")})
-    if not readable:
+    if {"IDENT", "INT", "STRING"} <= names:  # an operand may start here: one phrase for them all
+        names = (names - _EXPRESSION_START) | {"<expression>"}
+    if names - _CONTINUATION:
+        names -= _CONTINUATION
+    words = sorted({_describe(name) for name in names}, key=_order)
+    if not words:
         return ""
-    if len(readable) > 8:
-        readable = readable[:8] + ["…"]
-    return ", expected " + (readable[0] if len(readable) == 1 else "one of " + ", ".join(readable))
+    if len(words) > _MAX_LISTED:
+        words = words[:_MAX_LISTED - 1] + ["…"]
+    listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
+    return f", expected {listed}"
 
 
-def _syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:
-    if isinstance(error, UnexpectedToken) and error.token.type == "$END" or isinstance(error, UnexpectedEOF):
-        line, column = _end_position(text)
-        expected = getattr(error, "expected", None) or getattr(error, "accepts", None) or ()
-        return QuerySyntaxError("syntax error: unexpected end of query" + _expected(expected),
-                                Span.point(line, column))
-    if isinstance(error, UnexpectedToken):
-        token = error.token
-        shown = str(token) if len(str(token)) <= 40 else str(token)[:40] + "…"
-        return QuerySyntaxError(f"syntax error: unexpected '{shown}'" + _expected(error.accepts or error.expected),
-                                Span(token.line, token.column, token.end_line or token.line,
-                                     token.end_column or token.column + 1))
-    if isinstance(error, UnexpectedCharacters):
-        char = text[error.pos_in_stream] if error.pos_in_stream < len(text) else "?"
-        what = "a string that is never closed" if char == "'" else \
-            "a [name that is never closed" if char == "[" else f"unexpected character '{char}'"
-        return QuerySyntaxError(f"syntax error: {what}", Span.point(error.line, error.column))
-    return QuerySyntaxError("syntax error", Span.point(getattr(error, "line", 1) or 1,
-                                                       getattr(error, "column", 1) or 1))
+def _describe(name: str) -> str:
+    if name == "<expression>":
+        return "an expression"
+    if name in _PUNCTUATION:
+        return f"'{_PUNCTUATION[name]}'"
+    return _WORDS.get(name, name)
 
 
-def _end_position(text: str) -> tuple[int, int]:
-    stripped = text.rstrip()
-    lines = stripped.splitlines() or [""]
-    return len(lines), len(lines[-1]) + 1
+def _order(word: str) -> tuple[int, str]:
+    """Punctuation first, then keywords, then phrases such as 'a name' and 'end of query'."""
+    if word.startswith("'"):
+        return 0, word
+    if word.isupper() or word == "TRY_CAST":
+        return 1, word
+    return (3 if word == "end of query" else 2), word
+
+
+def _end_of_text(text: str) -> tuple[int, int]:
+    """Just after the last character that is not white space."""
+    lines = text.rstrip().split("\n")
+    return len(lines), len(lines[-1].rstrip("\r")) + 1

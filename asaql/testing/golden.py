@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -91,14 +92,28 @@ def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
     from asaql.runner import RunOptions, run
 
     compiled = compile_query(case.query, case.policy())
-    inputs = {alias: str(path) for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
+        inputs = {alias: _replayable(path, Path(tmp) / "inputs" / alias)
+                  for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
         outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
         options = RunOptions(inputs=inputs, outputs=outputs,
                              max_files_per_trigger=case.options.get("max_files_per_trigger"),
                              errors_path=os.path.join(tmp, "errors.jsonl"))
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
+
+
+def _replayable(path: Path, copy: Path) -> str:
+    """A folder input copied with modification times in name order: Spark's file source admits
+    files by modification time, and a checkout gives them all about the same one."""
+    if path.is_file():
+        return str(path)
+    copy.mkdir(parents=True)
+    for number, item in enumerate(sorted(p for p in path.iterdir() if p.is_file())):
+        target = copy / item.name
+        shutil.copyfile(item, target)
+        os.utime(target, (1_600_000_000 + number, 1_600_000_000 + number))
+    return str(copy)
 
 
 def compile_error(case: Case) -> str | None:

@@ -93,10 +93,7 @@ def test_a_broken_query_names_file_line_and_column_with_a_caret(tmp_path):
     (["--input", "events=x.jsonl"], "unknown input alias 'events'"),
 ])
 def test_bad_options_give_one_clear_line_and_exit_2(args, message):
-    runner = CliRunner()
-    from asaql.cli import main
-
-    result = runner.invoke(main, ["run", str(SEED_003 / "query.sql"), *args])
+    result = invoke("run", str(SEED_003 / "query.sql"), *args)
     assert result.exit_code == 2, result.output
     assert message in result.stderr
     assert "Traceback" not in result.stderr
