@@ -4,6 +4,7 @@ collect the counts."""
 from __future__ import annotations
 
 import os
+import uuid
 import time
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         counted_inputs.add(alias)
         query = (stream.writeStream.foreachBatch(writer)
                  .option("checkpointLocation", os.path.join(checkpoint, f"source-{index}"))
-                 .queryName(f"asaql_{index}_{alias}"))
+                 .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
         query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
             else query.trigger(availableNow=True)
         queries.append(query.start())
