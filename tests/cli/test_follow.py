@@ -1,0 +1,53 @@
+"""`asaql run --follow` keeps running, picks up new files, and stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+EVENT = ('{{"id": {id}, "t": "2021-01-01T00:00:0{id}Z", '
+         '"EventEnqueuedUtcTime": "2021-01-01T00:00:0{id}Z", "PartitionId": 0}}\n')
+
+
+def wait_for_rows(path: Path, count: int, process, seconds: float = 120) -> list[dict]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.stderr.read()
+        if path.exists():
+            rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            if len(rows) >= count:
+                return rows
+        time.sleep(0.5)
+    raise AssertionError(f"fewer than {count} rows in {path} after {seconds} s")
+
+
+def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT id, System.Timestamp() AS ts INTO out FROM input TIMESTAMP BY t")
+    out = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "asaql.cli", "run", str(query), "--input", str(inbox),
+         "--output", f"out={out}", "--follow", "--checkpoint", str(tmp_path / "ck")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert [r["id"] for r in wait_for_rows(out, 2, process)] == [1, 2]
+        (inbox / "b.jsonl").write_text(EVENT.format(id=3))
+        rows = wait_for_rows(out, 3, process)
+        assert [r["id"] for r in rows] == [1, 2, 3]
+        assert rows[2]["ts"] == "2021-01-01T00:00:03.0000000Z"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+    assert process.returncode == 0, stderr
+    assert "asaql: 3 input events, 3 output events" in stderr
+    assert "Traceback" not in stderr
