@@ -6,12 +6,17 @@ import dataclasses
 from dataclasses import dataclass
 
 from asaql.analysis import functions
-from asaql.analysis.bound import Field
+from asaql.analysis.aggregates import bind_aggregate, is_aggregate
+from asaql.analysis.bound import AggregateCall, AggregateRef, Field, GroupRef, transform, walk
+from asaql.analysis.windows import (
+    SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
+)
 from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
 from asaql.syntax import ast
 
 DEFAULT_OUTPUT = "output"
-_LATER = "asaql supports pass-through queries (SELECT … FROM … TIMESTAMP BY … WHERE …) so far"
+_LATER = ("asaql supports SELECT … FROM … TIMESTAMP BY … WHERE … and GROUP BY with one window "
+          "so far")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,18 @@ class AllFields:
 
 
 @dataclass(frozen=True, slots=True)
+class Aggregation:
+    """GROUP BY: one window, plain grouping expressions and the aggregates the SELECT and
+    HAVING use. SELECT and HAVING read GroupRef, AggregateRef and System.Timestamp() (the
+    window end) only."""
+
+    window: WindowSpec
+    group_by: tuple  # bound expressions over the input
+    aggregates: tuple[AggregateCall, ...]
+    having: object | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class BoundStatement:
     output: str
     input_name: str
@@ -34,6 +51,7 @@ class BoundStatement:
     partition_by_partition_id: bool
     where: object | None
     columns: tuple[OutputColumn | AllFields, ...]
+    aggregation: Aggregation | None = None
     span: object = dataclasses.field(default=None, compare=False)
 
 
@@ -50,10 +68,8 @@ def _unsupported(feature: str, span) -> None:
 def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
     for item in s.joins:
         _unsupported("JOINs" if isinstance(item, ast.Join) else "APPLY operators", item.span)
-    if s.group_by is not None:
-        _unsupported("GROUP BY and windows", s.group_by.span)
-    if s.having is not None:
-        _unsupported("HAVING clauses", s.having.span)
+    if s.having is not None and s.group_by is None:
+        _unsupported("HAVING clauses without GROUP BY", s.having.span)
     if s.union is not None:
         _unsupported("UNION queries", s.union.span)
     if s.distinct:
@@ -77,11 +93,18 @@ def _bind_statement(s: ast.SelectStatement) -> BoundStatement:
                 f"cannot partition by '{source.partition_by.dotted}': ASA partitions an input "
                 "only by PartitionId", source.partition_by.span)
         partitioned = True
-    where = binder.bind(s.where) if s.where is not None else None
-    columns = _bind_columns(s.items, binder)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
+    if s.group_by is None:
+        where = binder.bind(s.where) if s.where is not None else None
+        columns = _bind_columns(s.items, binder)
+        return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
+                              columns, span=s.span)
+    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
+        if s.where is not None else None
+    aggregation, columns = _GroupByBinder(binder, s).bind()
+    _check_progress_keys(aggregation, over, partitioned, s.group_by)
     return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                          columns, s.span)
+                          columns, aggregation, span=s.span)
 
 
 def _bind_columns(items, binder: "_Binder") -> tuple:
@@ -93,24 +116,168 @@ def _bind_columns(items, binder: "_Binder") -> tuple:
             columns.append(AllFields())
             continue
         name = _column_name(item, position)
-        if name.lower() in seen:
-            raise InvalidQueryError(f"the column name '{name}' is used twice in this SELECT",
-                                    item.alias.span if item.alias else item.span)
-        seen[name.lower()] = item
+        _check_unique(name, item, seen)
         columns.append(OutputColumn(name, binder.bind(item.expr)))
     return tuple(columns)
 
 
+def _check_unique(name: str, item: ast.SelectItem, seen: dict) -> None:
+    if name.lower() in seen:
+        raise InvalidQueryError(f"the column name '{name}' is used twice in this SELECT",
+                                item.alias.span if item.alias else item.span)
+    seen[name.lower()] = item
+
+
 def _column_name(item: ast.SelectItem, position: int) -> str:
-    """ASA names a column by its alias, else by the field it reads; decision: others get
-    `Column<position>` (ASA's own generated names are not documented)."""
+    """ASA names a column by its alias, else by the field it reads; decisions: an aggregate
+    without alias is named after its function in lower case (`count`, as ASA's snapshot sample
+    reads it), anything else `Column<position>` (ASA's own generated names are not documented)."""
     if item.alias is not None:
         return item.alias.name
     if isinstance(item.expr, ast.ColumnRef):
         return item.expr.parts[-1].name
     if isinstance(item.expr, ast.SystemTimestamp):
         return "Timestamp"
+    if is_aggregate(item.expr):
+        return item.expr.name.key
     return f"Column{position}"
+
+
+def _check_progress_keys(aggregation: Aggregation, over, partitioned: bool, group_by) -> None:
+    """ASA: with substreams every GROUP BY holds the OVER columns; a PARTITION BY PartitionId
+    step groups within a partition, so GROUP BY holds PartitionId."""
+    grouped = {_normal(e) for e in aggregation.group_by}
+    for field in over:
+        if _normal(field) not in grouped:
+            raise InvalidQueryError(
+                f"with TIMESTAMP BY … OVER, GROUP BY must include the OVER column "
+                f"'{'.'.join(field.path)}' (each substream has its own watermark)", group_by.span)
+    if partitioned and _normal(Field(path=("PartitionId",))) not in grouped:
+        raise InvalidQueryError("with PARTITION BY PartitionId, GROUP BY must include PartitionId "
+                                "(each partition is aggregated on its own)", group_by.span)
+
+
+def _normal(expr):
+    """A comparable form of a bound expression: names compare case-insensitively, as in ASA."""
+    return transform(expr, lambda n: Field(path=tuple(p.lower() for p in n.path))
+                     if isinstance(n, Field) else n)
+
+
+class _GroupByBinder:
+    """Binds a GROUP BY statement: the window, the grouping expressions, the aggregates, and
+    SELECT and HAVING rewritten over them."""
+
+    def __init__(self, binder: "_Binder", s: ast.SelectStatement):
+        self.binder = binder
+        self.s = s
+        self.aggregates: list[AggregateCall] = []
+
+    def bind(self) -> tuple[Aggregation, tuple]:
+        window, group_by = self._group_by()
+        self.group_keys = [_normal(e) for e in group_by]
+        columns, by_alias = [], {}
+        seen: dict[str, ast.Node] = {}
+        for position, item in enumerate(self.s.items, start=1):
+            if isinstance(item.expr, ast.Star):
+                raise InvalidQueryError("SELECT * cannot be used with GROUP BY: name the grouped "
+                                        "columns and aggregates", item.span)
+            name = _column_name(item, position)
+            _check_unique(name, item, seen)
+            expr = self._over_groups(self._bind(item.expr))
+            columns.append(OutputColumn(name, expr))
+            by_alias[name.lower()] = expr
+        having = None
+        if self.s.having is not None:
+            having = self._over_groups(self._bind(self.s.having), by_alias)
+        aggregation = Aggregation(window, tuple(group_by), tuple(self.aggregates), having)
+        return aggregation, tuple(columns)
+
+    def _group_by(self) -> tuple[WindowSpec, list]:
+        window, window_item, group_by = None, None, []
+        for item in self.s.group_by.items:
+            if is_multiple_windows(item):
+                raise UnsupportedFeatureError("Windows(…), several windows in one GROUP BY, is not "
+                                              "supported yet", item.span)
+            if is_window_call(item) or isinstance(item, ast.SystemTimestamp):
+                if window is not None:
+                    if isinstance(item, ast.SystemTimestamp) or isinstance(window, SnapshotWindow):
+                        raise UnsupportedFeatureError(
+                            "System.Timestamp() as a grouping key beside a window is not "
+                            "supported yet", item.span)
+                    raise InvalidQueryError("only one window is allowed in GROUP BY (ASA's "
+                                            "Windows(…) combines several)", item.span)
+                window_item = item
+                window = SnapshotWindow() if isinstance(item, ast.SystemTimestamp) else \
+                    window_spec(item, lambda e: self.binder.bind(e, allow_system_timestamp=False))
+                continue
+            if any(is_aggregate(n) for n in walk(item)):
+                raise InvalidQueryError("GROUP BY cannot contain an aggregate", item.span)
+            group_by.append(self.binder.bind(item, allow_system_timestamp=False,
+                                             what="GROUP BY expressions"))
+        if window is None:
+            raise InvalidQueryError(
+                "a window must be specified: GROUP BY over a stream needs TumblingWindow, "
+                "HoppingWindow, SlidingWindow, SessionWindow or System.Timestamp()",
+                self.s.group_by.span)
+        if isinstance(window, SessionWindow):
+            keys = {_normal(e) for e in group_by}
+            for expr in window.partition_by:
+                if _normal(expr) not in keys:
+                    raise InvalidQueryError("the OVER (PARTITION BY …) keys of a SessionWindow "
+                                            "must also be in GROUP BY", window_item.span)
+        return window, group_by
+
+    def _bind(self, node):
+        """Bind an expression of SELECT or HAVING; aggregates become AggregateCall."""
+        if is_aggregate(node):
+            inner = lambda e: self.binder.bind(e, allow_system_timestamp=False,
+                                               what="aggregate arguments", no_aggregates=True)
+            return bind_aggregate(node, inner)
+        if isinstance(node, ast.FunctionCall):
+            self.binder.reject_function(node)
+        if isinstance(node, ast.Star):
+            raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
+        if isinstance(node, (ast.ColumnRef, ast.SystemTimestamp)) or not isinstance(node, ast.Node):
+            return self.binder.bind(node)
+        changes = {}
+        for f in dataclasses.fields(node):
+            if f.name == "span":
+                continue
+            value = getattr(node, f.name)
+            if isinstance(value, ast.Node):
+                changes[f.name] = self._bind(value)
+            elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
+                changes[f.name] = tuple(self._bind(v) for v in value)
+        return dataclasses.replace(node, **changes) if changes else node
+
+    def _over_groups(self, expr, aliases: dict | None = None):
+        """Top-down: an aggregate → AggregateRef; a grouped expression → GroupRef; a field
+        elsewhere is an error (or, in HAVING, a SELECT alias)."""
+        if isinstance(expr, AggregateCall):
+            if expr not in self.aggregates:
+                self.aggregates.append(expr)
+            return AggregateRef(index=self.aggregates.index(expr), span=expr.span)
+        normal = _normal(expr)
+        if normal in self.group_keys:
+            return GroupRef(index=self.group_keys.index(normal), span=getattr(expr, "span", None))
+        if isinstance(expr, Field):
+            if aliases is not None and len(expr.path) == 1 and expr.path[0].lower() in aliases:
+                return aliases[expr.path[0].lower()]
+            raise InvalidQueryError(
+                f"'{'.'.join(expr.path)}' must be in GROUP BY or inside an aggregate", expr.span)
+        if not isinstance(expr, ast.Node):
+            return expr
+        changes = {}
+        for f in dataclasses.fields(expr):
+            if f.name == "span":
+                continue
+            value = getattr(expr, f.name)
+            if isinstance(value, ast.Node):
+                changes[f.name] = self._over_groups(value, aliases)
+            elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
+                changes[f.name] = tuple(self._over_groups(v, aliases) for v in value)
+        return dataclasses.replace(expr, **changes) if changes else expr
+
 
 
 class _Binder:
@@ -122,13 +289,22 @@ class _Binder:
             raise UnknownNameError(f"unknown input alias '{qualifier.name}'", qualifier.span,
                                    hint=f"the input of this SELECT is '{self.alias.name}'")
 
-    def bind(self, node, allow_system_timestamp: bool = True):
+    def bind(self, node, allow_system_timestamp: bool = True, what: str = "TIMESTAMP BY",
+             no_aggregates: bool = False):
         if isinstance(node, ast.ColumnRef):
             return self._field(node)
         if isinstance(node, ast.SystemTimestamp) and not allow_system_timestamp:
-            raise InvalidQueryError("TIMESTAMP BY cannot use System.Timestamp()", node.span)
+            if what == "TIMESTAMP BY":
+                raise InvalidQueryError("TIMESTAMP BY cannot use System.Timestamp()", node.span)
+            raise UnsupportedFeatureError(f"System.Timestamp() in {what} is not supported yet",
+                                          node.span, hint=_LATER)
         if isinstance(node, ast.FunctionCall):
-            self._reject_function(node)
+            if is_aggregate(node):
+                where = "inside another aggregate" if no_aggregates else \
+                    "here: aggregates belong in the SELECT list or HAVING of a GROUP BY query"
+                raise InvalidQueryError(f"{node.name.name.upper()}() is not allowed {where}",
+                                        node.span)
+            self.reject_function(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         if not isinstance(node, ast.Node):
@@ -139,9 +315,10 @@ class _Binder:
                 continue
             value = getattr(node, f.name)
             if isinstance(value, ast.Node):
-                changes[f.name] = self.bind(value, allow_system_timestamp)
+                changes[f.name] = self.bind(value, allow_system_timestamp, what, no_aggregates)
             elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
-                changes[f.name] = tuple(self.bind(v, allow_system_timestamp) for v in value)
+                changes[f.name] = tuple(self.bind(v, allow_system_timestamp, what, no_aggregates)
+                                        for v in value)
         return dataclasses.replace(node, **changes) if changes else node
 
     def _field(self, ref: ast.ColumnRef) -> Field:
@@ -151,10 +328,12 @@ class _Binder:
         return Field(path=tuple(p.name for p in parts), span=ref.span)
 
     @staticmethod
-    def _reject_function(call: ast.FunctionCall) -> None:
+    def reject_function(call: ast.FunctionCall) -> None:
         name = call.name.name
+        if is_window_call(call) or is_multiple_windows(call):
+            raise InvalidQueryError(f"the window {name.upper()}() belongs in GROUP BY", call.span)
         if functions.is_known(name):
-            what = "window" if name.lower() in functions.WINDOWS else "function"
-            raise UnsupportedFeatureError(f"the {what} {name.upper()}() is not supported yet",
+            raise UnsupportedFeatureError(f"the function {name.upper()}() is not supported yet",
                                           call.span, hint=_LATER)
         raise UnknownNameError(f"unknown function '{name}'", call.span, hint=functions.suggest(name))
+

@@ -1,7 +1,10 @@
-"""Expressions after name binding: a column reference becomes a field path of the input."""
+"""Expressions after name binding: a column reference becomes a field path of the input; in a
+GROUP BY statement, aggregate calls and grouped expressions become references to the
+aggregation's output."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from asaql.syntax.ast import Node
@@ -16,3 +19,86 @@ class Field(Node):
     @property
     def name(self) -> str:
         return self.path[-1]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OrderKey(Node):
+    """One `ORDER BY` item of TopOne, CollectTop or a percentile."""
+
+    expr: object
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateCall(Node):
+    """An aggregate of a GROUP BY statement, its arguments bound to the input.
+
+    `function` is lower case: count, sum, avg, min, max, stdev, stdevp, var, varp, topone,
+    collect, collecttop, percentile_cont, percentile_disc. `arg` is None for COUNT(*), TopOne()
+    and Collect() (the whole record); `limit` is CollectTop's n; `fraction` a percentile's p.
+    """
+
+    function: str
+    arg: object = None
+    distinct: bool = False
+    order_by: tuple[OrderKey, ...] = ()
+    limit: int | None = None
+    fraction: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupRef(Node):
+    """The value of the `index`-th GROUP BY expression."""
+
+    index: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AggregateRef(Node):
+    """The value of the `index`-th aggregate of the statement."""
+
+    index: int
+
+
+def children(node) -> list:
+    """The expression nodes directly below `node` (fields holding a Node or a tuple of Nodes)."""
+    found = []
+    for f in dataclasses.fields(node):
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            found.append(value)
+        elif isinstance(value, tuple):
+            found.extend(v for v in value if isinstance(v, Node))
+    return found
+
+
+def transform(node, function):
+    """Rebuild `node` bottom-up with `function` applied to every sub-expression and then to
+    the node itself; `function` returns its argument unchanged to keep it."""
+    if not isinstance(node, Node):
+        return node
+    changes = {}
+    for f in dataclasses.fields(node):
+        if f.name == "span":
+            continue
+        value = getattr(node, f.name)
+        if isinstance(value, Node):
+            new = transform(value, function)
+            if new is not value:
+                changes[f.name] = new
+        elif isinstance(value, tuple) and any(isinstance(v, Node) for v in value):
+            new = tuple(transform(v, function) for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes[f.name] = new
+    rebuilt = dataclasses.replace(node, **changes) if changes else node
+    return function(rebuilt)
+
+
+def walk(node):
+    """`node` and every expression below it, parents first."""
+    if isinstance(node, Node):
+        yield node
+        for child in children(node):
+            yield from walk(child)

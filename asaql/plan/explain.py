@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.plan.nodes import (
-    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, ReadInput, WriteOutput,
+    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, ReadInput,
+    WindowAggregate, WriteOutput,
 )
-from asaql.plan.printer import expression_text
+from asaql.plan.printer import expression_text, window_text
+
+_WATERMARKS = {
+    "combined": "the combined watermark (minimum over partitions)",
+    "partition": "the watermark of each partition",
+    "substream": "the watermark of each substream",
+}
 
 
 def explain_plan(plan: Plan) -> str:
@@ -29,6 +36,14 @@ def _describe(node: PlanNode) -> str:
         items = ["*" if isinstance(c, AllFields) else f"{expression_text(c.expr)} AS {c.name}"
                  for c in node.columns if isinstance(c, (AllFields, OutputColumn))]
         return "Project " + ", ".join(items)
+    if isinstance(node, WindowAggregate):
+        groups = ", ".join(expression_text(e) for e in node.group_by)
+        aggregates = ", ".join(expression_text(a) for a in node.aggregates)
+        return (f"WindowAggregate {window_text(node.window)}"
+                + (f" GROUP BY {groups}" if groups else "")
+                + (f": {aggregates}" if aggregates else "")
+                + f"; emits when {_WATERMARKS[node.watermark]} passes the window end; "
+                  "System.Timestamp = window end")
     if isinstance(node, Filter):
         return f"Filter {expression_text(node.predicate)}"
     if isinstance(node, ApplyEventOrdering):

@@ -72,6 +72,24 @@ class Filter(PlanNode):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WindowAggregate(PlanNode):
+    """GROUP BY a window: one row per window and group, emitted once, when the watermark of the
+    events' partition, substream or combined partitions (`watermark`) passes the window end;
+    System.Timestamp of the row is the window end. Above it, expressions read GroupRef,
+    AggregateRef and System.Timestamp only."""
+
+    input: PlanNode
+    window: object  # asaql.analysis.windows.WindowSpec
+    group_by: tuple
+    aggregates: tuple
+    watermark: str  # 'combined', 'partition' or 'substream'
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Project(PlanNode):
     """Output columns in order; an `AllFields` item expands to the input record's fields."""
 

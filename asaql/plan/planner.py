@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from asaql.analysis.analyzer import BoundStatement
 from asaql.plan.nodes import (
-    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, Project, ReadInput, WriteOutput,
+    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, Project, ReadInput, WindowAggregate,
+    WriteOutput,
 )
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -23,5 +24,20 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
                                   policy=policy)
     if s.where is not None:
         node = Filter(input=node, predicate=s.where)
+    if s.aggregation is not None:
+        a = s.aggregation
+        node = WindowAggregate(input=node, window=a.window, group_by=a.group_by,
+                               aggregates=a.aggregates, watermark=watermark_scope(s))
+        if a.having is not None:
+            node = Filter(input=node, predicate=a.having)
     node = Project(input=node, columns=s.columns)
     return WriteOutput(input=node, output=s.output)
+
+
+def watermark_scope(s: BoundStatement) -> str:
+    """Which watermark closes the statement's windows (SEMANTICS.md, "Watermarks and output")."""
+    if s.over:
+        return "substream"
+    if s.partition_by_partition_id:
+        return "partition"
+    return "combined"

@@ -30,10 +30,12 @@ def parse_duration(text: str, option: str = "duration") -> int:
     return int(round(total))
 
 
-def format_duration(us: int) -> str:
-    """The shortest exact spelling: 90 s → '1m30s'."""
+def format_duration(us: int, signed: bool = False) -> str:
+    """The shortest exact spelling: 90 s → '1m30s'; negative values with `signed`."""
     if us == 0:
         return "0s"
+    if us < 0 and signed:
+        return "-" + format_duration(-us)
     parts = []
     for unit in ("d", "h", "m", "s", "ms"):
         size = MICROS[unit]

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from asaql.analysis.bound import Field
+from asaql.analysis.bound import AggregateCall, AggregateRef, Field, GroupRef
+from asaql.analysis.windows import (
+    HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow,
+)
+from asaql.plan.policy import format_duration
 from asaql.syntax import ast
 
 
@@ -83,3 +87,52 @@ def _(node: ast.Case) -> str:
     if node.else_ is not None:
         parts.append(f"ELSE {expression_text(node.else_)}")
     return " ".join(parts + ["END"])
+
+
+@expression_text.register
+def _(node: GroupRef) -> str:
+    return f"group#{node.index}"
+
+
+@expression_text.register
+def _(node: AggregateRef) -> str:
+    return f"agg#{node.index}"
+
+
+@expression_text.register
+def _(node: AggregateCall) -> str:
+    if node.function == "count" and node.arg is None:
+        return "COUNT(*)"
+    name = node.function.upper()
+    args = []
+    if node.fraction is not None:
+        args.append(repr(node.fraction))
+    if node.limit is not None:
+        args.append(str(node.limit))
+    if node.arg is not None:
+        args.append(("DISTINCT " if node.distinct else "") + expression_text(node.arg))
+    text = f"{name}({', '.join(args)})"
+    if node.order_by:
+        keys = ", ".join(expression_text(k.expr) + (" DESC" if k.descending else "")
+                         for k in node.order_by)
+        text += f" OVER (ORDER BY {keys})"
+    return text
+
+
+def window_text(window) -> str:
+    """`TumblingWindow(10s)`-style text of a window specification."""
+    if isinstance(window, TumblingWindow):
+        offset = f", offset {format_duration(window.offset_us, signed=True)}" if window.offset_us else ""
+        return f"TumblingWindow({format_duration(window.size_us)}{offset})"
+    if isinstance(window, HoppingWindow):
+        offset = f", offset {format_duration(window.offset_us, signed=True)}" if window.offset_us else ""
+        return (f"HoppingWindow({format_duration(window.size_us)}, hop "
+                f"{format_duration(window.hop_us)}{offset})")
+    if isinstance(window, SlidingWindow):
+        return f"SlidingWindow({format_duration(window.size_us)})"
+    if isinstance(window, SessionWindow):
+        over = (" OVER (PARTITION BY " + ", ".join(expression_text(e) for e in window.partition_by)
+                + ")") if window.partition_by else ""
+        return (f"SessionWindow(timeout {format_duration(window.timeout_us)}, max duration "
+                f"{format_duration(window.max_duration_us)}){over}")
+    return "SnapshotWindow(System.Timestamp())"
