@@ -33,6 +33,7 @@ class AssignArrivalTime(PlanNode):
     """No TIMESTAMP BY: System.Timestamp is the arrival time and no policy applies (ASA)."""
 
     input: PlanNode
+    partition_by_partition_id: bool = False
 
     @property
     def children(self):

@@ -17,7 +17,7 @@ def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderin
 def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutput:
     node = ReadInput(alias=s.input_name)
     if s.timestamp_by is None:
-        node = AssignArrivalTime(input=node)
+        node = AssignArrivalTime(input=node, partition_by_partition_id=s.partition_by_partition_id)
     else:
         node = ApplyEventOrdering(input=node, event_time=s.timestamp_by, substream=s.over,
                                   partition_by_partition_id=s.partition_by_partition_id,
@@ -41,3 +41,10 @@ def watermark_scope(s: BoundStatement) -> str:
     if s.partition_by_partition_id:
         return "partition"
     return "combined"
+
+
+def watermark_scope_of(source) -> str:
+    """The same, read off the plan node that assigns System.Timestamp."""
+    if getattr(source, "substream", ()):
+        return "substream"
+    return "partition" if source.partition_by_partition_id else "combined"

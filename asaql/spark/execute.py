@@ -3,20 +3,27 @@ collect the counts."""
 
 from __future__ import annotations
 
+import json
 import os
-import uuid
 import time
+import uuid
 from pathlib import Path
 
-from asaql.spark.io import infer_payload_schema
-from asaql.spark.relations import group_by_source, lower_source, output_builder
+from pyspark.sql import SparkSession
+
+from asaql.spark.control import control_folder, write_end_of_input
+from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
+from asaql.spark.relations import group_by_source, lower_group
 from asaql.spark.session import build_session
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts
+
+SETTINGS_FILE = "asaql-settings.json"
 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
+    buckets = _buckets(spark, checkpoint)
     sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh)
              for name in compiled.output_names}
     errors = ErrorLog(options.errors_path, fresh)
@@ -26,20 +33,39 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     queries, counted_inputs = [], set()
     for index, group in enumerate(group_by_source(compiled.plan)):
         alias = group.input_alias
-        schema = schemas[alias]
-        stream = lower_source(spark, group.source, options.inputs[alias], schema,
-                              options.max_files_per_trigger)
-        writer = BatchWriter([(output_builder(w, schema), sinks[w.output]) for w in group.writes],
-                             counts, errors, count_input=alias not in counted_inputs)
+        path = options.inputs[alias]
+        folder = os.path.join(checkpoint, f"source-{index}")
+        control = control_folder(folder)
+        if not options.follow:
+            write_end_of_input(control, input_files(path))
+        partitions = discover_partitions(spark, path) \
+            if group.scope == "combined" and group.windowed else ()
+        lowered = lower_group(spark, group, path, schemas[alias], str(control),
+                              options.max_files_per_trigger, partitions, buckets)
+        writer = BatchWriter([(build, sinks[write.output]) for write, build in lowered.builders],
+                             counts, errors, stateful=group.stateful,
+                             count_input=alias not in counted_inputs)
         counted_inputs.add(alias)
-        query = (stream.writeStream.foreachBatch(writer)
-                 .option("checkpointLocation", os.path.join(checkpoint, f"source-{index}"))
+        query = (lowered.stream.writeStream.foreachBatch(writer)
+                 .option("checkpointLocation", folder)
                  .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
         query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
             else query.trigger(availableNow=True)
         queries.append(query.start())
     _wait(queries, options.follow)
     return counts
+
+
+def _buckets(spark: SparkSession, checkpoint: str) -> int:
+    """How many buckets keyed state is spread over: Spark's shuffle partitions at the first run,
+    kept in the checkpoint (like Spark's own setting) so that a resumed run finds its state."""
+    path = Path(checkpoint) / SETTINGS_FILE
+    if path.exists():
+        return int(json.loads(path.read_text())["buckets"])
+    buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"buckets": buckets}))
+    return buckets
 
 
 def _wait(queries, follow: bool) -> None:

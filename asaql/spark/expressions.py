@@ -9,9 +9,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import Field
+from asaql.analysis.bound import AggregateRef, Field, GroupRef
 from asaql.errors import UnsupportedFeatureError
-from asaql.spark import columns as C
+from asaql.runtime import columns as C
 from asaql.syntax import ast
 
 SPARK_TYPES = {
@@ -43,10 +43,13 @@ _BINARY = {
 
 
 class Scope:
-    """What a column reference can see: the input's payload schema."""
+    """What a column reference can see: the input's payload schema; above a window aggregate,
+    the columns holding its group values and aggregates."""
 
-    def __init__(self, schema: T.StructType):
+    def __init__(self, schema: T.StructType, groups: list[Column] = (), aggregates: list[Column] = ()):
         self.schema = schema
+        self.groups = list(groups)
+        self.aggregates = list(aggregates)
         self.warned: set[str] = set()
 
     def field(self, node: Field) -> Column:
@@ -78,6 +81,16 @@ def lower_expr(node, scope: Scope) -> Column:
 @lower_expr.register
 def _(node: Field, scope: Scope) -> Column:
     return scope.field(node)
+
+
+@lower_expr.register
+def _(node: GroupRef, scope: Scope) -> Column:
+    return scope.groups[node.index]
+
+
+@lower_expr.register
+def _(node: AggregateRef, scope: Scope) -> Column:
+    return scope.aggregates[node.index]
 
 
 @lower_expr.register

@@ -15,7 +15,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
-from asaql.spark import columns as C
+from asaql.runtime import columns as C
+from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 
 INPUT_SUFFIXES = (".jsonl", ".json")
 _CORRUPT = "_asaql_corrupt"
@@ -64,20 +65,24 @@ def _first_appearance_order(files: list[Path]) -> dict[str, int]:
 
 
 def read_events(
-    spark: SparkSession, path: str, schema: T.StructType, max_files_per_trigger: int | None = None
+    spark: SparkSession, path: str, schema: T.StructType, control: str,
+    max_files_per_trigger: int | None = None,
 ) -> DataFrame:
-    """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW."""
+    """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
+    CONTROL.
+
+    `control` is asaql's control folder (control.py): it is read by the same file source as the
+    input, so its records (the end of the input, clock ticks) come after the data files that
+    were there before them: the file source admits files in modification-time order.
+    """
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
     p = Path(path).resolve()
-    if p.is_file():
-        reader = reader.option("pathGlobFilter", _glob_escape(p.name))
-        folder = str(p.parent)
-    else:
-        reader = reader.option("pathGlobFilter", "*.{jsonl,json}")
-        folder = str(p)
-    files = reader.load(folder)
+    names = f"{{{_glob_escape(p.name)},*.jsonl}}" if p.is_file() else "*.{jsonl,json}"
+    # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
+    places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
+    files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = files.select(
         F.col("_metadata.file_path").alias(C.FILE),
         F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
@@ -91,10 +96,12 @@ def read_events(
 
 
 def _glob_escape(name: str) -> str:
-    return "".join(f"\\{c}" if c in "*?[]{}\\" else c for c in name)
+    return "".join(f"\\{c}" if c in "*?[]{}\\," else c for c in name)
 
 
 def _parse_records(lines: DataFrame, schema: T.StructType) -> DataFrame:
+    is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
+        & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
@@ -103,7 +110,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType) -> DataFrame:
     partition, partition_error = _partition_id(names, schema)
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     error = (
-        F.when(corrupt & F.get_json_object("_asaql_text", "$").isNull(), F.lit("malformed JSON"))
+        F.when(is_control, F.lit(None))
+        .when(corrupt & F.get_json_object("_asaql_text", "$").isNull(), F.lit("malformed JSON"))
         .when(corrupt, F.lit("not a JSON object, or a field does not have the type the input's "
                              "other records give it"))
         .when(arrival_error.isNotNull(), arrival_error)
@@ -118,6 +126,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType) -> DataFrame:
         F.coalesce(partition, F.lit(0).cast("bigint")).alias(C.PARTITION),
         error.alias(C.ERROR),
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
+        F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
     )
 
 
@@ -151,3 +160,16 @@ def file_display_name(uri: str) -> str:
         return os.path.relpath(path)
     except ValueError:
         return path
+
+
+def discover_partitions(spark: SparkSession, path: str) -> tuple[str, ...]:
+    """The PartitionIds of the input's records (0 for a record without one), as the policy key
+    text. Windows over combined partitions wait for every partition of the input, as ASA waits
+    for every partition of an event hub; one that has not sent events yet counts as idle."""
+    files = [str(f) for f in input_files(path)]
+    if not files:
+        return ()
+    found = spark.read.text(files).select(
+        F.regexp_extract("value", r'"PartitionId"\s*:\s*"?(-?\d+)', 1).alias("p")
+    ).where(F.trim("value") != "").distinct().collect()
+    return tuple(sorted({str(int(row.p)) if row.p else "0" for row in found}, key=int))

@@ -1,8 +1,9 @@
 """Plan → Spark: one streaming DataFrame per timestamped source, one batch builder per output.
 
-The streaming part is only read → event ordering (the stateful step). Everything after it is
-row-wise and runs on each micro-batch, so no Spark watermark or late-row filter exists
-downstream of the policy: no accepted row can be dropped by Spark.
+The streaming part is read → the source's one stateful step (policy, watermarks, windows:
+asaql/runtime/step.py). Everything after it is row-wise and runs on each micro-batch, and no
+Spark watermark exists anywhere: no Spark operator can drop or early-close a row.
+A source without TIMESTAMP BY and without windows has no stateful step at all.
 """
 
 from __future__ import annotations
@@ -20,18 +21,26 @@ from asaql.plan.nodes import (
     ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, WriteOutput,
     timestamped_source,
 )
-from asaql.spark import columns as C
+from asaql.plan.planner import watermark_scope_of
+from asaql.plan.policy import EventOrderingPolicy
+from asaql.runtime import columns as C
+from asaql.runtime.policy import PolicySettings
+from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.io import read_events
-from asaql.spark.ordering import apply_event_ordering
+from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
 
 JSON_COLUMN = "_asaql_json"
 ORDER_COLUMNS = (C.SYSTEM_TIMESTAMP, C.KEY, C.ARRIVAL, C.FILE, C.LINE)
+# Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
+# with windows the step still needs a clock: the arrival time, never adjusted by the policy
+# (an out-of-order tolerance longer than any input), only by the watermark floor.
+ARRIVAL_POLICY = PolicySettings(late_us=0, ooo_us=2**62, early_us=None, drop=False)
 
 
 @dataclass
 class SourceGroup:
-    """Statements that share one input read and one event-ordering step."""
+    """Statements that share one input read and one stateful step."""
 
     source: PlanNode
     writes: list[WriteOutput] = field(default_factory=list)
@@ -39,6 +48,18 @@ class SourceGroup:
     @property
     def input_alias(self) -> str:
         return self.source.input.alias
+
+    @property
+    def windowed(self) -> list[WriteOutput]:
+        return [w for w in self.writes if is_windowed(w)]
+
+    @property
+    def stateful(self) -> bool:
+        return isinstance(self.source, ApplyEventOrdering) or bool(self.windowed)
+
+    @property
+    def scope(self) -> str:
+        return watermark_scope_of(self.source)
 
 
 def group_by_source(plan: Plan) -> list[SourceGroup]:
@@ -49,20 +70,88 @@ def group_by_source(plan: Plan) -> list[SourceGroup]:
     return list(groups.values())
 
 
-def lower_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
-                 max_files_per_trigger: int | None) -> DataFrame:
-    events = read_events(spark, path, schema, max_files_per_trigger)
+@dataclass
+class LoweredGroup:
+    stream: DataFrame  # the step's output rows (or the events, without a step)
+    builders: list[tuple[WriteOutput, Callable[[DataFrame], DataFrame]]]
+
+
+def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
+                control: str, max_files_per_trigger: int | None, partitions: tuple[str, ...],
+                buckets: int) -> LoweredGroup:
+    events = read_events(spark, path, schema, control, max_files_per_trigger)
+    scope = Scope(schema)
+    if not group.stateful:
+        stream = events.where(F.col(C.CONTROL).isNull()).select(
+            "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
+            F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
+            F.lit(C.EVENT).alias(C.ROW_KIND))
+        return LoweredGroup(stream, [(w, event_builder(w, schema)) for w in group.writes])
+    source = group.source
+    stamped = _stamp(events, source, scope)
+    windowed = [prepare(i, w, stamped, scope, _record(schema)) for i, w in enumerate(group.windowed)]
+    passthrough = [w for w in group.writes if not is_windowed(w)]
+    payload = [c for c in events.columns if c not in C.INTERNAL] if passthrough else []
+    # Payload fields travel under positional names: the pandas path renames names starting with
+    # '_' (a field such as `_id`) and would break them.
+    renames = {name: f"asaql__p{i}" for i, name in enumerate(payload)}
+    combined = group.scope == "combined" and bool(windowed)
+    bucket = F.lit(0) if combined else F.pmod(F.hash(F.col(C.KEY)), F.lit(buckets))
+    every_bucket = F.sequence(F.lit(0), F.lit(0 if combined else buckets - 1))
+    step_input = stamped.select(
+        *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
+        C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY, C.CONTROL,
+        *[column.alias(name) for s in windowed for name, column in s.inputs.items()],
+        F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
+                  .otherwise(F.array(bucket))).alias(C.BUCKET),
+    )
+    event_columns = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY) \
+        if passthrough else ()
+    out_schema = _step_schema(step_input, event_columns, windowed)
+    spec = StepSpec(
+        policy=_settings(source), scope=group.scope, partitions=partitions,
+        event_columns=event_columns, statements=tuple(s.spec for s in windowed),
+        output_columns=tuple(out_schema.fieldNames()))
+    stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
+        SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
+    stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
+                            *[c for c in out_schema.fieldNames() if c not in renames.values()])
+    builders = [(w, event_builder(w, schema)) for w in passthrough]
+    builders += [(s.write, window_builder(s, schema)) for s in windowed]
+    return LoweredGroup(stream, builders)
+
+
+def _settings(source: PlanNode) -> PolicySettings:
     if isinstance(source, AssignArrivalTime):
-        return events.select("*", F.col(C.PARTITION).alias(C.KEY),
-                             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP),
-                             F.lit(0).alias(C.FLAGS))
-    if isinstance(source, ApplyEventOrdering):
-        return apply_event_ordering(_stamp_event_time(events, source, Scope(schema)), source.policy)
-    raise InternalError(f"cannot read events through {type(source).__name__}")
+        return ARRIVAL_POLICY
+    policy: EventOrderingPolicy = source.policy
+    return PolicySettings(policy.late_us, policy.ooo_us, policy.early_us, policy.action == "drop")
 
 
-def _stamp_event_time(events: DataFrame, source: ApplyEventOrdering, scope: Scope) -> DataFrame:
-    """Adds EVENT_TIME (the TIMESTAMP BY value) and KEY; an unusable time makes the row malformed."""
+def _record(schema: T.StructType) -> Column:
+    """The input record as ASA hands it to TopOne() and Collect(): every payload field."""
+    return F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
+
+
+def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedStatement]) -> T.StructType:
+    types = {f.name: f.dataType for f in step_input.schema.fields}
+    fields = [T.StructField(C.ROW_KIND, T.IntegerType()), T.StructField(C.STATEMENT, T.IntegerType())]
+    for name in dict.fromkeys((*event_columns, C.FILE, C.LINE, C.ERROR, C.RAW, C.KEY)):
+        fields.append(T.StructField(name, types[name], True))
+    fields += [T.StructField(C.SYSTEM_TIMESTAMP, T.TimestampType()),
+               T.StructField(C.FLAGS, T.IntegerType())]
+    for statement in windowed:
+        fields += statement.result_fields
+    fields += [T.StructField(name, T.LongType()) for name in C.COUNT_COLUMNS]
+    return T.StructType(fields)
+
+
+def _stamp(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
+    """Adds EVENT_TIME (the TIMESTAMP BY value, or the arrival time) and KEY (the policy key as
+    text); an unusable time makes the row malformed."""
+    if isinstance(source, AssignArrivalTime):
+        return events.select("*", F.col(C.ARRIVAL).alias(C.EVENT_TIME),
+                             F.col(C.PARTITION).cast("string").alias(C.KEY))
     value = lower_expr(source.event_time, scope)
     value_type = events.select(value).schema.fields[0].dataType
     if isinstance(value_type, (T.TimestampType, T.TimestampNTZType)):
@@ -73,14 +162,15 @@ def _stamp_event_time(events: DataFrame, source: ApplyEventOrdering, scope: Scop
         raise QueryAnalysisError(
             f"TIMESTAMP BY needs a datetime, but this expression gives {value_type.simpleString()}",
             getattr(source.event_time, "span", None))
-    problem = (F.when(value.isNull(), F.lit("the TIMESTAMP BY value is NULL"))
+    problem = (F.when(F.col(C.CONTROL).isNotNull(), F.lit(None))
+               .when(value.isNull(), F.lit("the TIMESTAMP BY value is NULL"))
                .when(event_time.isNull(), F.concat(F.lit("the TIMESTAMP BY value '"),
                                                    value.cast("string"),
                                                    F.lit("' is not a datetime"))))
     if source.substream:
         key = F.to_json(F.array(*[lower_expr(e, scope).cast("string") for e in source.substream]))
     else:
-        key = F.col(C.PARTITION)
+        key = F.col(C.PARTITION).cast("string")
     payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns if c not in C.INTERNAL]))
     return events.select(
         *[F.col(f"`{c}`") for c in events.columns if c not in (C.ERROR, C.RAW)],
@@ -91,9 +181,12 @@ def _stamp_event_time(events: DataFrame, source: ApplyEventOrdering, scope: Scop
     )
 
 
-def output_builder(write: WriteOutput, schema: T.StructType) -> Callable[[DataFrame], DataFrame]:
-    """A function from a micro-batch of accepted events to the output's JSON lines, with the
-    columns that order them (ORDER_COLUMNS); the sink sorts, in the driver when it collects."""
+# ---------------------------------------------------------------- per-batch output builders
+
+
+def event_builder(write: WriteOutput, schema: T.StructType) -> Callable[[DataFrame], DataFrame]:
+    """A pass-through statement: from a micro-batch of the step's output to the output's JSON
+    lines with the columns that order them (ORDER_COLUMNS); the sink sorts."""
     scope = Scope(schema)
     chain = []
     node = write.input
@@ -102,12 +195,28 @@ def output_builder(write: WriteOutput, schema: T.StructType) -> Callable[[DataFr
         node = node.input
 
     def build(batch: DataFrame) -> DataFrame:
-        df = batch
+        df = batch.where((F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull())
         for step in reversed(chain):
             if isinstance(step, Filter):
                 df = df.where(lower_expr(step.predicate, scope))
             else:
                 df = df.select(*_project(step.columns, scope, schema), *ORDER_COLUMNS)
+        return _render_json(df)
+
+    return build
+
+
+def window_builder(statement: WindowedStatement, schema: T.StructType) -> Callable[[DataFrame], DataFrame]:
+    """A windowed statement: its result rows → HAVING → SELECT → JSON lines."""
+    scope = results_scope(statement, schema)
+
+    def build(batch: DataFrame) -> DataFrame:
+        df = batch.where((F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index))
+        if statement.having is not None:
+            df = df.where(lower_expr(statement.having, scope))
+        order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None).cast("timestamp").alias(C.ARRIVAL),
+                 F.lit(None).cast("string").alias(C.FILE), F.lit(None).cast("long").alias(C.LINE)]
+        df = df.select(*_project(statement.project.columns, scope, schema), *order)
         return _render_json(df)
 
     return build

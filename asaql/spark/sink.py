@@ -12,7 +12,7 @@ from typing import Callable, TextIO
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from asaql.spark import columns as C
+from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name
 from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS
 
@@ -48,10 +48,10 @@ class LineSink:
         if isinstance(self.target, str) and not self.target.endswith(".jsonl"):
             observation = Observation(f"asaql_rows_{id(self)}_{batch_id}")
             counted = lines_df.observe(observation, F.count(F.lit(1)).alias("rows"))
-            counted.sortWithinPartitions(*ORDER_COLUMNS).select(JSON_COLUMN) \
+            counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
                 .write.mode("append").text(self.target)
             return observation.get.get("rows") or 0
-        rows = sorted(lines_df.collect(), key=lambda row: tuple(row[c] for c in ORDER_COLUMNS))
+        rows = sorted(lines_df.collect(), key=_order)
         lines = [row[JSON_COLUMN] for row in rows]
         with self.lock:
             if isinstance(self.target, str):
@@ -61,6 +61,11 @@ class LineSink:
                 self.target.writelines(line + "\n" for line in lines)
                 self.target.flush()
         return len(lines)
+
+
+def _order(row) -> tuple:
+    """System.Timestamp, key, arrival, file, line, then the line itself; NULLs first."""
+    return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, JSON_COLUMN))
 
 
 class ErrorLog:
@@ -85,27 +90,27 @@ class ErrorLog:
 class BatchWriter:
     """The foreachBatch function of one source group.
 
-    Counts come from `observe` on the same pass that writes the first output, so a single-output
-    query costs one Spark job per micro-batch; the batch is cached only when several outputs
-    read it, and re-read for malformed rows only when there are some.
+    Counts come from `observe` on the same pass that writes the first output (the stateful step
+    adds one row of counts per bucket; without a step every event row counts as input), so a
+    single-output query costs one Spark job per micro-batch; the batch is cached only when
+    several outputs read it, and re-read for malformed rows only when there are some.
     """
 
     outputs: list[tuple[Callable[[DataFrame], DataFrame], LineSink]]
     counts: RunCounts
     errors: ErrorLog
+    stateful: bool
     count_input: bool = True  # False when another group already counts this input's events
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
-        observed = batch.observe(observation, *_counters())
+        observed = batch.observe(observation, *_counters(self.stateful))
         shared = len(self.outputs) > 1
         if shared:
             observed = observed.persist()
         try:
-            accepted = observed.where(F.col(C.ERROR).isNull()
-                                      & ((F.col(C.FLAGS).bitwiseAND(C.DROPPED)) == 0))
-            written = sum(sink.write(build(accepted), batch_id) for build, sink in self.outputs)
+            written = sum(sink.write(build(observed), batch_id) for build, sink in self.outputs)
             self._add(observation.get, written)
             if self.count_input and observation.get.get("malformed"):
                 bad = observed.where(F.col(C.ERROR).isNotNull()) \
@@ -128,16 +133,10 @@ class BatchWriter:
             self.counts.batches += 1
 
 
-def _flagged(flag: int):
-    return F.sum(F.when(F.col(C.FLAGS).bitwiseAND(flag) != 0, 1).otherwise(0))
-
-
-def _counters() -> tuple:
-    return (
-        F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"),
-        F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed"),
-        _flagged(C.EARLY).alias("early"),
-        _flagged(C.LATE).alias("late"),
-        _flagged(C.OUT_OF_ORDER).alias("ooo"),
-        _flagged(C.DROPPED).alias("dropped"),
-    )
+def _counters(stateful: bool) -> tuple:
+    malformed = F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed")
+    if not stateful:
+        return (F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"), malformed)
+    names = ("input", "early", "late", "ooo", "dropped")
+    return (*[F.sum(F.coalesce(F.col(column), F.lit(0))).alias(name)
+              for column, name in zip(C.COUNT_COLUMNS, names)], malformed)

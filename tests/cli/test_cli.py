@@ -75,14 +75,23 @@ def test_malformed_records_are_counted_and_set_aside_with_file_line_and_reason(s
     assert "EventEnqueuedUtcTime 'not a time' is not a datetime" == set_aside[2]["reason"]
 
 
-def test_a_broken_query_names_file_line_and_column_with_a_caret(tmp_path):
+@pytest.mark.parametrize("text, position, message, shown", [
+    ("SELECT deviceId\nFROM input\nGROUP BY deviceId\n", "3:1", "a window must be specified",
+     " 3 | GROUP BY deviceId"),
+    ("SELECT deviceId, COUNT(*)\nFROM input\nGROUP BY TumblingWindow(second, 10)\n", "1:8",
+     "'deviceId' must be in GROUP BY or inside an aggregate", " 1 | SELECT deviceId, COUNT(*)"),
+    ("SELECT LAG(x) OVER (LIMIT DURATION(second, 5))\nFROM input\n", "1:8", "not supported yet",
+     " 1 | SELECT LAG(x)"),
+])
+def test_a_broken_query_names_file_line_and_column_with_a_caret(tmp_path, text, position, message,
+                                                                 shown):
     query = tmp_path / "query.sql"
-    query.write_text("SELECT deviceId\nFROM input\nGROUP BY TumblingWindow(second, 10)\n")
+    query.write_text(text)
     result = invoke("run", str(query), "--input", str(SEED_003 / "input.jsonl"))
     assert result.exit_code == 1
-    assert f"{query}:3:1" in result.stderr
-    assert "not supported yet" in result.stderr
-    assert " 3 | GROUP BY TumblingWindow(second, 10)" in result.stderr
+    assert f"{query}:{position}" in result.stderr
+    assert message in result.stderr
+    assert shown in result.stderr
     assert "^" in result.stderr
     assert "Traceback" not in result.stderr
 

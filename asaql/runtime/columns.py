@@ -1,0 +1,38 @@
+"""Names of the columns asaql adds to every event. No leading underscore: the pandas path of
+transformWithState renames such columns to `_<position>`."""
+
+FILE = "asaql__file"
+LINE = "asaql__line"
+ARRIVAL = "asaql__arrival"
+PARTITION = "asaql__partition"
+ERROR = "asaql__error"
+RAW = "asaql__raw"
+EVENT_TIME = "asaql__event_time"
+KEY = "asaql__key"  # the policy key as text: PartitionId, or the OVER values as a JSON array
+BUCKET = "asaql__bucket"  # the stateful step's Spark grouping key
+CONTROL = "asaql__control"  # set on asaql's own control records
+SYSTEM_TIMESTAMP = "asaql__ts"
+FLAGS = "asaql__flags"
+
+INTERNAL = (FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW, EVENT_TIME, KEY, BUCKET, CONTROL,
+            SYSTEM_TIMESTAMP, FLAGS)
+
+# Bits of FLAGS, set by the event-ordering step.
+EARLY, LATE, OUT_OF_ORDER, DROPPED = 1, 2, 4, 8
+
+ARRIVAL_FIELD = "EventEnqueuedUtcTime"
+PARTITION_FIELD = "PartitionId"
+
+# The stateful step's output: ROW_KIND tells an event, a window result (of statement STATEMENT)
+# or the counts of one invocation apart.
+ROW_KIND = "asaql__kind"
+STATEMENT = "asaql__stmt"
+EVENT, RESULT, COUNTS = 0, 1, 2
+# The COUNTS row's columns: events read, early, late, out of order, dropped.
+COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_ooo",
+                 "asaql__n_dropped")
+
+# Control records, written by asaql into its own folder beside the input: the end of a finite
+# input (the arrival clock runs out) and, with --follow, the arrival clock of an idle input.
+CONTROL_END = "end"
+CONTROL_TICK = "tick"

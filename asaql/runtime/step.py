@@ -1,0 +1,237 @@
+"""The one stateful step of a source: event-ordering policy, watermarks and windows, fused.
+
+Spark calls `SourceStep` (through `applyInPandasWithState`) once per micro-batch and bucket with
+all of the bucket's rows. A bucket holds whole policy keys (partitions or substreams) — in the
+combined scope, where windows wait for the slowest partition, everything is one bucket — so
+everything a window needs is in one place and the plan needs no second stateful operator, and
+Spark's own watermark is never used: nothing downstream can drop or early-close a row.
+
+Per invocation, vectorised over the bucket's keys and groups:
+1. control records: the end of a finite input (every window closes) or an arrival-clock tick;
+2. the policy (SEMANTICS.md steps 1–4) per key in arrival order; an event below the watermark
+   its key's windows were already closed with is out of order like any other;
+3. watermarks: per key max(largest System.Timestamp − ooo, arrival clock − late), the minimum
+   over the input's partitions in the combined scope;
+4. each windowed statement: its pending events plus the new ones; windows whose end the
+   watermark passed are aggregated and emitted once; their events leave the state.
+Output rows: accepted events (when a pass-through statement reads them), malformed records,
+window results, and one row of counts.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from asaql.runtime import columns as C
+from asaql.runtime.aggregates import AggregateSpec, compute
+from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
+from asaql.runtime.windows import close_windows
+
+INFINITY = np.iinfo(np.int64).max
+_ROW = ["ts", "key", "arrival", "file", "line"]
+
+
+@dataclass(frozen=True, slots=True)
+class StatementSpec:
+    """A windowed statement as the step sees it: input columns computed natively upstream."""
+
+    index: int
+    window: object
+    where: str | None  # a boolean column, or None
+    groups: tuple[str, ...]  # grouping values
+    session_keys: tuple[str, ...]  # a session window's OVER (PARTITION BY …) values
+    values: tuple[str, ...]  # what the aggregates read
+    aggregates: tuple[AggregateSpec, ...]
+    result_groups: tuple[str, ...]  # output column per group value
+    result_aggregates: tuple[str, ...]  # output column per aggregate
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    policy: PolicySettings
+    scope: str  # 'combined', 'partition' or 'substream'
+    partitions: tuple[str, ...]  # the input's partitions (combined scope)
+    event_columns: tuple[str, ...]  # passed on with each accepted event; () when unused
+    statements: tuple[StatementSpec, ...]
+    output_columns: tuple[str, ...]
+
+
+@dataclass
+class BucketState:
+    largest: dict = field(default_factory=dict)  # key → largest accepted System.Timestamp
+    clock: int | None = None  # largest arrival time seen (µs)
+    emitted: dict = field(default_factory=dict)  # key (or '*') → watermark windows closed with
+    pending: dict = field(default_factory=dict)  # statement → DataFrame of events
+    anchors: dict = field(default_factory=dict)  # statement → session anchors
+
+    @classmethod
+    def load(cls, state) -> "BucketState":
+        return pickle.loads(state.get[0]) if state.exists else cls()
+
+    def dump(self) -> bytes:
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def to_micros(series: pd.Series) -> np.ndarray:
+    """datetime64 Series (naive UTC or tz-aware) → int64 µs."""
+    if getattr(series.dt, "tz", None) is not None:
+        series = series.dt.tz_convert("UTC").dt.tz_localize(None)
+    return series.to_numpy("datetime64[us]").view("int64")
+
+
+def to_datetimes(micros: np.ndarray) -> pd.Series:
+    return pd.Series(np.asarray(micros, dtype=np.int64).astype("datetime64[us]"))
+
+
+class SourceStep:
+    """The function given to `applyInPandasWithState`, keyed by bucket."""
+
+    def __init__(self, spec: StepSpec):
+        self.spec = spec
+
+    def __call__(self, bucket, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
+        spec = self.spec
+        batch = pd.concat(list(chunks), ignore_index=True)
+        s = BucketState.load(state)
+        control = batch[C.CONTROL]
+        is_control = control.notna().to_numpy()
+        ended = bool((control == C.CONTROL_END).any())
+        for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
+            s.clock = max(s.clock if s.clock is not None else NONE, int(tick.split(":")[1]))
+        data = batch[~is_control]
+        malformed = data[C.ERROR].notna().to_numpy()
+        good = data[~malformed].sort_values([C.KEY, C.ARRIVAL, C.FILE, C.LINE], kind="stable")
+        good = good.reset_index(drop=True)
+        keys = good[C.KEY].to_numpy(dtype=object)
+        arrival = to_micros(good[C.ARRIVAL])
+        stamps, flags, s.largest = apply_policy(
+            keys, to_micros(good[C.EVENT_TIME]), arrival, s.largest, self._floor(s, keys),
+            spec.policy)
+        if len(arrival):
+            s.clock = max(s.clock if s.clock is not None else NONE, int(arrival.max()))
+        accepted = stamps != NONE
+
+        yield self._output(self._counts(flags))
+        if spec.event_columns and accepted.any():
+            events = good.loc[accepted, list(spec.event_columns)].reset_index(drop=True)
+            events[C.SYSTEM_TIMESTAMP] = to_datetimes(stamps[accepted])
+            events[C.FLAGS] = flags[accepted]
+            events[C.ROW_KIND] = C.EVENT
+            yield self._output(events)
+        if malformed.any():
+            bad = data.loc[malformed, [C.FILE, C.LINE, C.ERROR, C.RAW]].reset_index(drop=True)
+            bad[C.ROW_KIND] = C.EVENT
+            yield self._output(bad)
+
+        if spec.statements:
+            marks = self._watermarks(s)
+            closing = dict.fromkeys(marks, INFINITY) if ended else marks
+            closed_until: dict = {}
+            for statement in spec.statements:
+                result = self._windows(statement, s, good, stamps, accepted, closing, closed_until)
+                if result is not None:
+                    yield self._output(result)
+            # After the end of the input the watermark is not infinite for good: a resumed run
+            # continues just after the last window emitted.
+            s.emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
+                if ended else marks
+        state.update((s.dump(),))
+
+    # ------------------------------------------------------------------ watermarks
+    def _floor(self, s: BucketState, keys: np.ndarray):
+        """The watermark each key's windows were closed with: nothing may fall below it."""
+        if not self.spec.statements or not s.emitted:
+            return None
+        if self.spec.scope == "combined":
+            return s.emitted.get("*")
+        return np.array([s.emitted.get(k, NONE) for k in keys], dtype=np.int64)
+
+    def _watermarks(self, s: BucketState) -> dict:
+        """key → watermark now; '*' → the combined watermark: the minimum over the input's
+        partitions, one without events so far counting as idle (arrival clock − late)."""
+        known = dict.fromkeys(self.spec.partitions, NONE) if self.spec.scope == "combined" else {}
+        known.update(s.largest)
+        marks = key_watermarks(known, s.clock, self.spec.policy)
+        if self.spec.scope == "combined":
+            marks["*"] = min(marks.values(), default=NONE)
+        return marks
+
+    # ------------------------------------------------------------------ windows
+    def _windows(self, st: StatementSpec, s: BucketState, good, stamps, accepted, marks,
+                 closed_until) -> pd.DataFrame | None:
+        chosen = accepted.copy()
+        if st.where is not None:
+            chosen &= good[st.where].fillna(False).to_numpy(dtype=bool)
+        fresh = pd.DataFrame({
+            "ts": stamps[chosen], "key": good[C.KEY].to_numpy(object)[chosen],
+            "arrival": to_micros(good[C.ARRIVAL])[chosen],
+            "file": good[C.FILE].to_numpy(object)[chosen],
+            "line": good[C.LINE].to_numpy(np.int64)[chosen],
+        })
+        for column in (*st.groups, *st.session_keys, *st.values):
+            if column not in fresh:
+                fresh[column] = good[column].to_numpy()[chosen]
+        pending = s.pending.get(st.index)
+        rows = fresh if pending is None or pending.empty else pd.concat([pending, fresh],
+                                                                         ignore_index=True)
+        if rows.empty:
+            return None
+        rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
+                                kind="stable", na_position="first").reset_index(drop=True)
+        combined = self.spec.scope == "combined"
+        row_keys = rows["key"].to_numpy(object)
+        watermark = np.full(len(rows), marks["*"]) if combined else \
+            np.array([marks.get(k, NONE) for k in row_keys], dtype=np.int64)
+        emitted = np.full(len(rows), s.emitted.get("*", NONE)) if combined else \
+            np.array([s.emitted.get(k, NONE) for k in row_keys], dtype=np.int64)
+        closing = close_windows(st.window, rows, watermark, emitted, list(st.groups),
+                                list(st.session_keys), s.anchors.get(st.index))
+        s.pending[st.index] = rows[closing.keep].reset_index(drop=True)
+        s.anchors[st.index] = closing.anchors
+        if len(closing.positions) == 0:
+            return None
+        members = rows.iloc[closing.positions].reset_index(drop=True)
+        members["end"] = closing.ends
+        last_ends = {"*": members["end"].max()} if combined else \
+            members.groupby("key")["end"].max().to_dict()
+        for name, end in last_ends.items():
+            closed_until[name] = max(closed_until.get(name, NONE), int(end) + 1)
+        return self._aggregate(st, members)
+
+    def _aggregate(self, st: StatementSpec, members: pd.DataFrame) -> pd.DataFrame:
+        by = ["end", "key", *st.groups]
+        gid = members.groupby(by, dropna=False, sort=False).ngroup().to_numpy()
+        count = int(gid.max()) + 1
+        firsts = pd.Series(np.arange(len(gid))).groupby(gid).first().to_numpy()
+        heads = members.iloc[firsts].reset_index(drop=True)
+        out = pd.DataFrame({
+            C.ROW_KIND: C.RESULT, C.STATEMENT: st.index, C.KEY: heads["key"],
+            C.SYSTEM_TIMESTAMP: to_datetimes(heads["end"].to_numpy()),
+        })
+        for source, target in zip(st.groups, st.result_groups):
+            out[target] = heads[source]
+        for spec, target in zip(st.aggregates, st.result_aggregates):
+            out[target] = compute(spec, members, gid, count).to_numpy()
+        return out
+
+    # ------------------------------------------------------------------ output
+    def _counts(self, flags: np.ndarray) -> pd.DataFrame:
+        counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
+                                 for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
+        frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
+        frame[C.ROW_KIND] = C.COUNTS
+        return frame
+
+    def _output(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The frame with every output column, in order; absent ones are NULL (object None, which
+        Arrow turns into a NULL of any type)."""
+        n = len(frame)
+        columns = {}
+        for name in self.spec.output_columns:
+            columns[name] = frame[name] if name in frame else pd.Series([None] * n, dtype=object)
+        return pd.DataFrame(columns)

@@ -1,0 +1,167 @@
+"""A windowed statement on Spark: the columns computed natively before the stateful step (WHERE,
+group values, what the aggregates read), the step's view of it (StatementSpec), the typed result
+columns it adds to the step's output, and the per-batch projection after the step (JSON results
+parsed, HAVING, SELECT)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.analysis.bound import AggregateCall
+from asaql.analysis.windows import SessionWindow
+from asaql.errors import InternalError
+from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
+from asaql.runtime import columns as C
+from asaql.runtime.aggregates import AggregateSpec
+from asaql.runtime.step import StatementSpec
+from asaql.spark.expressions import Scope, lower_expr
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
+_JSON_RESULTS = {"topone", "collect", "collecttop"}
+_NUMERIC_AGGREGATES = {"sum", "avg", "stdev", "stdevp", "var", "varp"}
+
+
+@dataclass
+class WindowedStatement:
+    index: int
+    write: WriteOutput
+    aggregate: WindowAggregate
+    having: object | None
+    project: Project
+    inputs: dict[str, Column]  # columns added to the step's input
+    spec: StatementSpec
+    result_fields: list[T.StructField]  # the step's output columns for this statement
+    finish: list[Column]  # the results as SELECT and HAVING read them (JSON parsed)
+
+
+def split_windowed(write: WriteOutput) -> tuple[Project, object | None, WindowAggregate, object | None]:
+    """WriteOutput → Project → [Filter HAVING] → WindowAggregate → [Filter WHERE] → source."""
+    project = write.input
+    node = project.input
+    having = None
+    if isinstance(node, Filter):
+        having, node = node.predicate, node.input
+    if not isinstance(project, Project) or not isinstance(node, WindowAggregate):
+        raise InternalError("unexpected plan shape above a window aggregate")
+    where = node.input.predicate if isinstance(node.input, Filter) else None
+    return project, having, node, where
+
+
+def is_windowed(write: WriteOutput) -> bool:
+    node = write
+    while node.children:
+        if isinstance(node, WindowAggregate):
+            return True
+        node = node.children[0]
+    return False
+
+
+def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
+            record: Column) -> WindowedStatement:
+    """`events` is the stream before the step (for types); `record` the input record as JSON."""
+    project, having, aggregate, where = split_windowed(write)
+    prefix = f"asaql__s{index}_"
+    inputs: dict[str, Column] = {}
+    if where is not None:
+        inputs[prefix + "where"] = F.coalesce(lower_expr(where, scope), F.lit(False))
+    groups = []
+    for j, expr in enumerate(aggregate.group_by):
+        groups.append(prefix + f"g{j}")
+        inputs[groups[-1]] = lower_expr(expr, scope)
+    session_keys = []
+    if isinstance(aggregate.window, SessionWindow):
+        for m, expr in enumerate(aggregate.window.partition_by):
+            session_keys.append(prefix + f"k{m}")
+            inputs[session_keys[-1]] = lower_expr(expr, scope)
+    values: list[str] = []
+    specs: list[AggregateSpec] = []
+    for k, call in enumerate(aggregate.aggregates):
+        specs.append(_aggregate_inputs(call, f"{prefix}a{k}", scope, record, inputs, values))
+    types = _types(events, inputs)
+    for spec in specs:  # numeric aggregates read numbers: anything else is converted (or NULL)
+        if spec.function in _NUMERIC_AGGREGATES and spec.column is not None \
+                and not isinstance(types[spec.column], _NUMERIC):
+            inputs[spec.column] = inputs[spec.column].try_cast("double")
+            types[spec.column] = T.DoubleType()
+    result_groups = [f"asaql__r{index}_g{j}" for j in range(len(groups))]
+    result_aggregates = [f"asaql__r{index}_a{k}" for k in range(len(specs))]
+    fields = [T.StructField(name, types[source], True) for name, source in zip(result_groups, groups)]
+    finish = [F.col(name) for name in result_groups]
+    record_type = T.StructType([f for f in scope.schema.fields])
+    for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
+        step_type, final = _result_type(call, spec, types, record_type)
+        fields.append(T.StructField(name, step_type, True))
+        finish.append(F.from_json(F.col(name), final) if call.function in _JSON_RESULTS
+                      and step_type == T.StringType() and final != T.StringType() else F.col(name))
+    spec = StatementSpec(
+        index=index, window=aggregate.window, where=prefix + "where" if where is not None else None,
+        groups=tuple(groups), session_keys=tuple(session_keys), values=tuple(values),
+        aggregates=tuple(specs), result_groups=tuple(result_groups),
+        result_aggregates=tuple(result_aggregates))
+    return WindowedStatement(index, write, aggregate, having, project, inputs, spec, fields, finish)
+
+
+def _types(events: DataFrame, inputs: dict) -> dict:
+    if not inputs:
+        return {}
+    return {f.name: f.dataType for f in events.select(*[c.alias(n) for n, c in inputs.items()]).schema.fields}
+
+
+def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Column,
+                      inputs: dict, values: list) -> AggregateSpec:
+    """Adds the columns the aggregate reads to `inputs`; → its AggregateSpec."""
+    def add(column_name: str, column: Column) -> str:
+        inputs[column_name] = column
+        values.append(column_name)
+        return column_name
+
+    order = tuple((add(f"{name}_o{m}", lower_expr(key.expr, scope)), key.descending)
+                  for m, key in enumerate(call.order_by))
+    column = add(name, lower_expr(call.arg, scope)) if call.arg is not None else None
+    record_column = json_column = None
+    if call.function in _JSON_RESULTS:
+        if call.arg is None:
+            record_column = add(f"{name}_rec", record)
+        elif call.function != "topone":
+            json_column = add(f"{name}_json", F.to_json(F.array(lower_expr(call.arg, scope))))
+    return AggregateSpec(function=call.function, column=column, distinct=call.distinct,
+                         order_by=order, limit=call.limit, fraction=call.fraction,
+                         record_column=record_column, json_column=json_column)
+
+
+def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_type: T.StructType):
+    """→ (type in the step's output, type after parsing JSON results)."""
+    argument = types.get(spec.column)
+    function = call.function
+    if function == "count":
+        return T.LongType(), T.LongType()
+    if function == "sum":
+        kind = T.LongType() if isinstance(argument, _INTEGRAL) else T.DoubleType()
+        return kind, kind
+    if function in {"avg", "stdev", "stdevp", "var", "varp", "percentile_cont"}:
+        return T.DoubleType(), T.DoubleType()
+    if function == "percentile_disc":
+        kind = types[spec.order_by[0][0]]
+        return kind, kind
+    if function in {"min", "max"}:
+        return argument, argument
+    element = record_type if call.arg is None else argument
+    if function == "topone":
+        return (argument, argument) if call.arg is not None else (T.StringType(), record_type)
+    if function == "collect":
+        return T.StringType(), T.ArrayType(element)
+    if function == "collecttop":
+        return T.StringType(), T.ArrayType(T.StructType([
+            T.StructField("rank", T.LongType()), T.StructField("value", element)]))
+    raise InternalError(f"no result type for {function}")
+
+
+def results_scope(statement: WindowedStatement, schema: T.StructType) -> Scope:
+    """What HAVING and SELECT of the statement read, on a batch of its results."""
+    groups = len(statement.spec.groups)
+    return Scope(schema, statement.finish[:groups], statement.finish[groups:])
