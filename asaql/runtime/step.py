@@ -217,7 +217,7 @@ class SourceStep:
             out[target] = heads[source]
         for spec, target in zip(st.aggregates, st.result_aggregates):
             out[target] = compute(spec, members, gid, count).to_numpy()
-        return out
+        return out.sort_values([C.SYSTEM_TIMESTAMP, C.KEY], kind="stable")
 
     # ------------------------------------------------------------------ output
     def _counts(self, flags: np.ndarray) -> pd.DataFrame:
@@ -230,8 +230,7 @@ class SourceStep:
     def _output(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The frame with every output column, in order; absent ones are NULL (object None, which
         Arrow turns into a NULL of any type)."""
-        n = len(frame)
-        columns = {}
-        for name in self.spec.output_columns:
-            columns[name] = frame[name] if name in frame else pd.Series([None] * n, dtype=object)
-        return pd.DataFrame(columns)
+        frame = frame.reset_index(drop=True)
+        absent = pd.Series([None] * len(frame), dtype=object)
+        return pd.DataFrame({name: frame[name] if name in frame else absent
+                             for name in self.spec.output_columns})
