@@ -167,8 +167,11 @@ class SourceStep:
         chosen = accepted.copy()
         if st.where is not None:
             chosen &= good[st.where].fillna(False).to_numpy(dtype=bool)
+        combined = self.spec.scope == "combined"
+        # In the combined scope windows span partitions: one watermark, groups across keys.
         fresh = pd.DataFrame({
-            "ts": stamps[chosen], "key": good[C.KEY].to_numpy(object)[chosen],
+            "ts": stamps[chosen],
+            "key": "*" if combined else good[C.KEY].to_numpy(object)[chosen],
             "arrival": to_micros(good[C.ARRIVAL])[chosen],
             "file": good[C.FILE].to_numpy(object)[chosen],
             "line": good[C.LINE].to_numpy(np.int64)[chosen],
@@ -183,7 +186,6 @@ class SourceStep:
             return None
         rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
                                 kind="stable", na_position="first").reset_index(drop=True)
-        combined = self.spec.scope == "combined"
         row_keys = rows["key"].to_numpy(object)
         watermark = np.full(len(rows), marks["*"]) if combined else \
             np.array([marks.get(k, NONE) for k in row_keys], dtype=np.int64)

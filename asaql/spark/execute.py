@@ -42,7 +42,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             if group.scope == "combined" and group.windowed else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(control),
                               options.max_files_per_trigger, partitions, buckets)
-        writer = BatchWriter([(build, sinks[write.output]) for write, build in lowered.builders],
+        writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                              counts, errors, stateful=group.stateful,
                              count_input=alias not in counted_inputs)
         counted_inputs.add(alias)

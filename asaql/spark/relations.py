@@ -9,7 +9,6 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -73,7 +72,7 @@ def group_by_source(plan: Plan) -> list[SourceGroup]:
 @dataclass
 class LoweredGroup:
     stream: DataFrame  # the step's output rows (or the events, without a step)
-    builders: list[tuple[WriteOutput, Callable[[DataFrame], DataFrame]]]
+    outputs: list[tuple[WriteOutput, "OutputLines"]]
 
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
@@ -86,7 +85,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
             F.lit(C.EVENT).alias(C.ROW_KIND))
-        return LoweredGroup(stream, [(w, event_builder(w, schema)) for w in group.writes])
+        return LoweredGroup(stream, [(w, event_lines(w, stream, schema)) for w in group.writes])
     source = group.source
     stamped = _stamp(events, source, scope)
     windowed = [prepare(i, w, stamped, scope, _record(schema)) for i, w in enumerate(group.windowed)]
@@ -116,9 +115,9 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
-    builders = [(w, event_builder(w, schema)) for w in passthrough]
-    builders += [(s.write, window_builder(s, schema)) for s in windowed]
-    return LoweredGroup(stream, builders)
+    outputs = [(w, event_lines(w, stream, schema)) for w in passthrough]
+    outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
+    return LoweredGroup(stream, outputs)
 
 
 def _settings(source: PlanNode) -> PolicySettings:
@@ -181,45 +180,54 @@ def _stamp(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
     )
 
 
-# ---------------------------------------------------------------- per-batch output builders
+# ---------------------------------------------------------------- output lines
 
 
-def event_builder(write: WriteOutput, schema: T.StructType) -> Callable[[DataFrame], DataFrame]:
-    """A pass-through statement: from a micro-batch of the step's output to the output's JSON
-    lines with the columns that order them (ORDER_COLUMNS); the sink sorts."""
+@dataclass
+class OutputLines:
+    """How one statement's output comes out of a micro-batch of the stream: the rows that belong
+    to it, each as a JSON line, with the values that order the lines (ORDER_COLUMNS)."""
+
+    condition: Column
+    line: Column
+    order: list[Column]
+
+
+def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType) -> OutputLines:
+    """A pass-through statement: its accepted events, WHERE, SELECT."""
     scope = Scope(schema)
-    chain = []
-    node = write.input
+    condition = (F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull()
+    node, columns = write.input, None
     while isinstance(node, (Filter, Project)):
-        chain.append(node)
+        if isinstance(node, Filter):
+            condition = condition & F.coalesce(lower_expr(node.predicate, scope), F.lit(False))
+        else:
+            columns = _project(node.columns, scope, schema)
         node = node.input
-
-    def build(batch: DataFrame) -> DataFrame:
-        df = batch.where((F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull())
-        for step in reversed(chain):
-            if isinstance(step, Filter):
-                df = df.where(lower_expr(step.predicate, scope))
-            else:
-                df = df.select(*_project(step.columns, scope, schema), *ORDER_COLUMNS)
-        return _render_json(df)
-
-    return build
+    order = [F.col(c) for c in ORDER_COLUMNS]
+    return OutputLines(condition, _json_line(stream, columns), order)
 
 
-def window_builder(statement: WindowedStatement, schema: T.StructType) -> Callable[[DataFrame], DataFrame]:
-    """A windowed statement: its result rows → HAVING → SELECT → JSON lines."""
+def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
+    """A windowed statement: its result rows, HAVING, SELECT."""
     scope = results_scope(statement, schema)
+    condition = (F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index)
+    if statement.having is not None:
+        condition = condition & F.coalesce(lower_expr(statement.having, scope), F.lit(False))
+    order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
+    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope, schema)),
+                       order)
 
-    def build(batch: DataFrame) -> DataFrame:
-        df = batch.where((F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index))
-        if statement.having is not None:
-            df = df.where(lower_expr(statement.having, scope))
-        order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None).cast("timestamp").alias(C.ARRIVAL),
-                 F.lit(None).cast("string").alias(C.FILE), F.lit(None).cast("long").alias(C.LINE)]
-        df = df.select(*_project(statement.project.columns, scope, schema), *order)
-        return _render_json(df)
 
-    return build
+def _json_line(stream: DataFrame, columns: list[Column]) -> Column:
+    """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them."""
+    types = stream.select(*columns).schema.fields
+    values = []
+    for column, f in zip(columns, types):
+        if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
+            column = format_asa_datetime(column)
+        values.append(column.alias(f.name))
+    return F.to_json(F.struct(*values), {"ignoreNullFields": "false"})
 
 
 def _project(columns, scope: Scope, schema: T.StructType) -> list[Column]:
@@ -230,20 +238,6 @@ def _project(columns, scope: Scope, schema: T.StructType) -> list[Column]:
         elif isinstance(column, OutputColumn):
             out.append(lower_expr(column.expr, scope).alias(column.name))
     return out
-
-
-def _render_json(df: DataFrame) -> DataFrame:
-    """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them."""
-    values = []
-    for f in df.schema.fields:
-        if f.name in ORDER_COLUMNS:
-            continue
-        column = F.col(f"`{f.name}`")
-        if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
-            column = format_asa_datetime(column)
-        values.append(column.alias(f.name))
-    line = F.to_json(F.struct(*values), {"ignoreNullFields": "false"})
-    return df.select(line.alias(JSON_COLUMN), *ORDER_COLUMNS)
 
 
 def format_asa_datetime(column: Column) -> Column:

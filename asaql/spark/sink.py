@@ -7,14 +7,14 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import TextIO
 
-from pyspark.sql import DataFrame, Observation
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name
-from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS
+from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 
 
 @dataclass
@@ -44,15 +44,24 @@ class LineSink:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             Path(target).write_text("")
 
-    def write(self, lines_df: DataFrame, batch_id: int) -> int:
-        if isinstance(self.target, str) and not self.target.endswith(".jsonl"):
-            observation = Observation(f"asaql_rows_{id(self)}_{batch_id}")
-            counted = lines_df.observe(observation, F.count(F.lit(1)).alias("rows"))
-            counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
-                .write.mode("append").text(self.target)
-            return observation.get.get("rows") or 0
-        rows = sorted(lines_df.collect(), key=_order)
-        lines = [row[JSON_COLUMN] for row in rows]
+    @property
+    def collects(self) -> bool:
+        """stdout and `.jsonl` files are written from the driver; folders by Spark."""
+        return not (isinstance(self.target, str) and not self.target.endswith(".jsonl"))
+
+    def write(self, batch: DataFrame, lines: OutputLines, batch_id: int) -> int:
+        """A folder: Spark's text writer, one part file per micro-batch."""
+        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}")
+        selected = batch.where(lines.condition).select(
+            lines.line.alias(JSON_COLUMN), *[c.alias(n) for c, n in zip(lines.order, ORDER_COLUMNS)])
+        counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
+        counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
+            .write.mode("append").text(self.target)
+        return observation.get.get("rows") or 0
+
+    def write_rows(self, rows) -> int:
+        """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
+        lines = [row[JSON_COLUMN] for row in sorted(rows, key=_order)]
         with self.lock:
             if isinstance(self.target, str):
                 with open(self.target, "a", encoding="utf-8") as handle:
@@ -90,13 +99,14 @@ class ErrorLog:
 class BatchWriter:
     """The foreachBatch function of one source group.
 
-    Counts come from `observe` on the same pass that writes the first output (the stateful step
-    adds one row of counts per bucket; without a step every event row counts as input), so a
-    single-output query costs one Spark job per micro-batch; the batch is cached only when
-    several outputs read it, and re-read for malformed rows only when there are some.
+    One pass over the micro-batch when every output is stdout or a `.jsonl` file: each row turns
+    into the lines of the outputs it belongs to (and the malformed records into error entries),
+    which are collected together, and the counts come from `observe` on that same pass (the
+    stateful step adds one row of counts per bucket; without a step every event counts as
+    input). Folder outputs are written by Spark, from the batch cached for them.
     """
 
-    outputs: list[tuple[Callable[[DataFrame], DataFrame], LineSink]]
+    outputs: list[tuple[OutputLines, LineSink]]
     counts: RunCounts
     errors: ErrorLog
     stateful: bool
@@ -106,19 +116,36 @@ class BatchWriter:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
         observed = batch.observe(observation, *_counters(self.stateful))
-        shared = len(self.outputs) > 1
-        if shared:
+        folders = [(lines, sink) for lines, sink in self.outputs if not sink.collects]
+        if folders:
             observed = observed.persist()
         try:
-            written = sum(sink.write(build(observed), batch_id) for build, sink in self.outputs)
+            written = sum(sink.write(observed, lines, batch_id) for lines, sink in folders)
+            written += self._collect(observed)
             self._add(observation.get, written)
-            if self.count_input and observation.get.get("malformed"):
-                bad = observed.where(F.col(C.ERROR).isNotNull()) \
-                    .select(C.FILE, C.LINE, C.ERROR, C.RAW).collect()
-                self.errors.write(sorted(bad, key=lambda row: (row[C.FILE], row[C.LINE])))
         finally:
-            if shared:
+            if folders:
                 observed.unpersist()
+
+    def _collect(self, batch: DataFrame) -> int:
+        """Every collected output's lines and the malformed records, in one pass."""
+        entries = []
+        for index, (lines, sink) in enumerate(self.outputs):
+            if sink.collects:
+                entries.append(F.when(lines.condition, _entry(index, lines.line, lines.order)))
+        if self.count_input:
+            error = F.to_json(F.struct(C.FILE, C.LINE, C.ERROR, C.RAW))
+            entries.append(F.when(F.col(C.ERROR).isNotNull(),
+                                  _entry(-1, error, [F.lit(None)] * len(ORDER_COLUMNS))))
+        rows = batch.select(F.explode(F.array(*entries)).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*").collect()
+        by_destination: dict[int, list] = {}
+        for row in rows:
+            by_destination.setdefault(row[_DESTINATION], []).append(row)
+        malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
+        if malformed:
+            self.errors.write(sorted(malformed, key=lambda r: (r[C.FILE], r[C.LINE])))
+        return sum(self.outputs[index][1].write_rows(rows) for index, rows in by_destination.items())
 
     def _add(self, seen: dict, written: int) -> None:
         with self.lock:
@@ -131,6 +158,17 @@ class BatchWriter:
             self.counts.dropped += seen.get("dropped") or 0
             self.counts.output_events += written
             self.counts.batches += 1
+
+
+_DESTINATION = "_asaql_destination"
+_ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")  # of ORDER_COLUMNS
+
+
+def _entry(destination: int, line, order) -> Column:
+    """One line for one destination; every entry has the same struct type."""
+    return F.struct(F.lit(destination).alias(_DESTINATION), line.alias(JSON_COLUMN),
+                    *[value.cast(kind).alias(name)
+                      for value, kind, name in zip(order, _ORDER_TYPES, ORDER_COLUMNS)])
 
 
 def _counters(stateful: bool) -> tuple:

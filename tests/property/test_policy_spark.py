@@ -1,15 +1,19 @@
-"""The Spark event-ordering step against the reference policy, on random small event logs.
+"""Real Spark streaming queries against the references, on random small event logs.
 
-For each example a case folder is written (query, case.toml, `input/` split into several files) and
-run twice through the golden runner: (a) all files in one micro-batch, (b) one file per micro-batch
-(`max_files_per_trigger = 1`). Both must keep exactly the events the reference keeps, with the
-reference's System.Timestamps, and (a) and (b) must give identical rows (SEMANTICS.md,
-"Repeatability").
+Each example is a query with two outputs over one input, sharing one stateful step:
+  `events`  — every accepted event with its System.Timestamp (the event-ordering policy);
+  `windows` — a random window (tumbling, hopping, sliding, session or snapshot) per device, with
+              COUNT(*), MIN(seq) and Collect(seq), in a random watermark scope (partitions
+              combined, PARTITION BY PartitionId, or substreams with OVER).
+A case folder is written (query, case.toml, `input/` split into several files) and run twice
+through the golden runner: (a) all files in one micro-batch, (b) one file per micro-batch. Both
+must give exactly the reference's rows (reference_policy.py, then reference_windows.py), and
+(a) and (b) identical output (SEMANTICS.md, "Repeatability"); window rows are written in
+System.Timestamp order per watermark key.
 
-Arrival times are non-decreasing over the whole log in file-name then line order (so within each
-partition too). That is how an event hub replay looks, and it is what makes the per-key reference a
-complete oracle: with the arrival clock never running ahead of an event's own arrival, the combined
-partition watermark can never exceed the watermark of the event's own partition or substream.
+Arrival times are non-decreasing over the whole log in file-name then line order: how an event
+hub replay looks, and what makes the per-key reference a complete oracle (the arrival clock never
+runs ahead of an event's own arrival, so no event falls below a watermark windows closed on).
 
 Examples: ASAQL_PROPERTY_EXAMPLES (default 200); each costs a few Spark micro-batches.
 """
@@ -28,9 +32,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import reference_policy as ref  # tests/reference_policy.py, on sys.path through tests/conftest.py
+import reference_windows as rw
 from asaql.testing import golden
 
 SECOND_MS = 1_000
+S = 1_000_000
 BASE_US = ref.parse_iso("2021-01-01T00:00:00Z")
 EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "200"))
 
@@ -43,14 +49,41 @@ class Scenario:
     ooo_s: int
     early_s: int | None
     action: str
-    over: tuple[str, ...]  # () or the OVER columns
+    scope: str  # combined, partition, substream
+    over: tuple[str, ...]  # the OVER columns (substream scope)
+    window: str  # the window kind
+    sizes: dict  # in seconds: size, hop, timeout, max_duration
+
+    def source(self) -> str:
+        over = f" OVER {', '.join(self.over)}" if self.over else ""
+        partition = " PARTITION BY PartitionId" if self.scope == "partition" else ""
+        return f"FROM input TIMESTAMP BY EventTime{over}{partition}"
+
+    def groups(self) -> list[str]:
+        keys = ["deviceId"]
+        if self.scope == "partition" or "PartitionId" in self.over:
+            keys.append("PartitionId")
+        return keys
+
+    def window_call(self) -> str:
+        z = self.sizes
+        return {
+            "tumbling": f"TumblingWindow(second, {z['size']})",
+            "hopping": f"HoppingWindow(second, {z['size']}, {z['hop']})",
+            "sliding": f"SlidingWindow(second, {z['size']})",
+            "session": f"SessionWindow(second, {z['timeout']}, {z['max_duration']})",
+            "snapshot": "System.Timestamp()",
+        }[self.window]
 
     def query(self) -> str:
-        over = f" OVER {', '.join(self.over)}" if self.over else ""
+        groups = ", ".join(self.groups())
         return (
             "SELECT seq, deviceId, PartitionId, EventTime, System.Timestamp() AS SystemTimestamp\n"
-            "INTO output\n"
-            f"FROM input TIMESTAMP BY EventTime{over}\n"
+            f"INTO events\n{self.source()}\n\n"
+            f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n, MIN(seq) AS first,\n"
+            "       Collect(seq) AS seqs\n"
+            f"INTO windows\n{self.source()}\n"
+            f"GROUP BY {groups}, {self.window_call()}\n"
         )
 
     def case_toml(self, max_files_per_trigger: int | None) -> str:
@@ -96,16 +129,20 @@ ARRIVAL_STEPS_S = st.sampled_from([0, 0, 1, 2, 3, 5, 8, 13])  # 0: a tie in arri
 def scenarios(draw) -> Scenario:
     partitions = draw(st.integers(1, 3))
     devices = draw(st.integers(1, 4))
+    scope = draw(st.sampled_from(["combined", "partition", "substream"]))
+    # In the combined scope a device may send through several partitions; windows merge them.
+    roaming = scope == "combined" and draw(st.booleans())
     partition_of = [draw(st.integers(0, partitions - 1)) for _ in range(devices)]
     count = draw(st.integers(1, 25))
     records, arrival_ms = [], 60 * SECOND_MS
     for seq in range(count):
         arrival_ms += draw(ARRIVAL_STEPS_S) * SECOND_MS
         device = draw(st.integers(0, devices - 1))
+        partition = draw(st.integers(0, partitions - 1)) if roaming else partition_of[device]
         records.append({
             "seq": seq,
             "deviceId": f"device{device + 1}",
-            "PartitionId": partition_of[device],
+            "PartitionId": partition,
             "EventTime": iso_ms(arrival_ms + draw(OFFSETS_MS)),
             "EventEnqueuedUtcTime": iso_ms(arrival_ms),
         })
@@ -114,10 +151,11 @@ def scenarios(draw) -> Scenario:
                                max_size=file_count - 1))) if count > 1 else []
     bounds = [0, *cuts, count]
     over = ()
-    if draw(st.booleans()):
+    if scope == "substream":
         # ASA wants PartitionId among the OVER columns when the input has several partitions.
         several = len({r["PartitionId"] for r in records}) > 1
         over = ("deviceId", "PartitionId") if several else ("deviceId",)
+    size = draw(st.integers(1, 15))
     return Scenario(
         records=tuple(records),
         file_sizes=tuple(b - a for a, b in zip(bounds, bounds[1:])),
@@ -125,7 +163,11 @@ def scenarios(draw) -> Scenario:
         ooo_s=draw(st.integers(0, 10)),
         early_s=draw(st.sampled_from([60, None])),
         action=draw(st.sampled_from(["adjust", "drop"])),
+        scope=scope,
         over=over,
+        window=draw(st.sampled_from(["tumbling", "hopping", "sliding", "session", "snapshot"])),
+        sizes=dict(size=size, hop=draw(st.integers(1, size)), timeout=draw(st.integers(1, 8)),
+                   max_duration=draw(st.integers(8, 20))),
     )
 
 
@@ -142,14 +184,14 @@ def write_case(scenario: Scenario, case_dir: Path, max_files_per_trigger: int | 
     return case_dir
 
 
-def reference_timestamps(scenario: Scenario, case_dir: Path) -> dict[int, str]:
-    """seq -> System.Timestamp text, for the events the reference keeps."""
+def reference(scenario: Scenario, case_dir: Path) -> tuple[dict[int, str], list[tuple]]:
+    """→ (seq → System.Timestamp text for the events kept, the window rows)."""
     events = ref.read_events(ref.input_files(case_dir), over=scenario.over)
     outcomes = ref.apply_policy(
         events,
-        late_us=scenario.late_s * 1_000_000,
-        ooo_us=scenario.ooo_s * 1_000_000,
-        early_us=None if scenario.early_s is None else scenario.early_s * 1_000_000,
+        late_us=scenario.late_s * S,
+        ooo_us=scenario.ooo_s * S,
+        early_us=None if scenario.early_s is None else scenario.early_s * S,
         action=scenario.action,
     )
     note("reference: " + "; ".join(
@@ -157,15 +199,29 @@ def reference_timestamps(scenario: Scenario, case_dir: Path) -> dict[int, str]:
         + ("early " if o.early else "") + ("late " if o.late else "") + ("ooo " if o.out_of_order else "")
         + ("dropped" if o.dropped else ref.format_asa_datetime(o.system_timestamp_us)[11:23])
         for o in outcomes))
-    return {o.event.payload["seq"]: ref.format_asa_datetime(o.system_timestamp_us)
-            for o in outcomes if not o.dropped}
+    kept = [o for o in outcomes if not o.dropped]
+    stamps = {o.event.payload["seq"]: ref.format_asa_datetime(o.system_timestamp_us) for o in kept}
+    groups = scenario.groups()
+    stamped = [rw.Stamped(o.system_timestamp_us, (o.event.arrival_us, o.event.file, o.event.line),
+                          tuple(o.event.payload[g] for g in groups),
+                          o.event.payload | {"key": o.event.key})
+               for o in kept]
+    sizes = {name: value * S for name, value in scenario.sizes.items()}
+    # Sessions run per watermark key: the whole stream when partitions are combined.
+    sizes["session_key"] = lambda e: None if scenario.scope == "combined" else e.payload["key"]
+    rows = rw.windows_of(scenario.window, stamped, **sizes)
+    windows = [window_row(ref.format_asa_datetime(r.end), groups, r.group,
+                          sorted(m.payload["seq"] for m in r.members)) for r in rows]
+    return stamps, windows
 
 
-def run(case_dir: Path, spark) -> list[dict]:
-    """The rows of the query's single output, in written order."""
-    outputs = golden.run_case(golden.load_case(case_dir), spark=spark)
-    assert len(outputs) <= 1, f"one output expected, got {sorted(outputs)}"
-    return next(iter(outputs.values()), [])
+def window_row(end: str, groups: list[str], values, seqs: list[int]) -> tuple:
+    return (end, *zip(groups, values), len(seqs), min(seqs), tuple(seqs))
+
+
+def run(case_dir: Path, spark) -> dict[str, list[dict]]:
+    """The rows of each output, in written order."""
+    return golden.run_case(golden.load_case(case_dir), spark=spark)
 
 
 def canonical(rows: list[dict]) -> list[str]:
@@ -178,7 +234,7 @@ def canonical(rows: list[dict]) -> list[str]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(scenario=scenarios())
-def test_spark_policy_matches_the_reference_whatever_the_micro_batches(scenario, spark, tmp_path):
+def test_spark_matches_the_references_whatever_the_micro_batches(scenario, spark, tmp_path):
     workdir = Path(tempfile.mkdtemp(dir=tmp_path))  # tmp_path is shared by all examples
     try:
         one_batch = write_case(scenario, workdir / "one_batch", None)
@@ -186,23 +242,41 @@ def test_spark_policy_matches_the_reference_whatever_the_micro_batches(scenario,
         note(scenario.case_toml(None) + scenario.query())
         for name, records in scenario.files():
             note(name + "\n" + "".join(json.dumps(r) + "\n" for r in records))
-        expected = reference_timestamps(scenario, one_batch)
+        stamps, windows = reference(scenario, one_batch)
         sent = {r["seq"]: r for r in scenario.records}
 
         # Both replays at once: two streaming queries on the one session (halves the wall time).
         with ThreadPoolExecutor(max_workers=2) as pool:
             future_a = pool.submit(run, one_batch, spark)
             future_b = pool.submit(run, file_by_file, spark)
-            rows_a, rows_b = future_a.result(), future_b.result()
+            out_a, out_b = future_a.result(), future_b.result()
 
-        # (1) the same events kept, with the reference's System.Timestamp, payload untouched
-        assert sorted(row["seq"] for row in rows_a) == sorted(expected)
-        assert {row["seq"]: row["SystemTimestamp"] for row in rows_a} == expected
-        for row in rows_a:
+        # (1) the policy: the same events kept, with the reference's System.Timestamp, payload
+        # untouched
+        events = out_a["events"]
+        assert {row["seq"]: row["SystemTimestamp"] for row in events} == stamps
+        assert len(events) == len(stamps)
+        for row in events:
             original = sent[row["seq"]]
             assert (row["deviceId"], row["PartitionId"], row["EventTime"]) == (
                 original["deviceId"], original["PartitionId"], original["EventTime"])
-        # (2) micro-batch boundaries change nothing
-        assert canonical(rows_b) == canonical(rows_a)
+        # (2) the windows: exactly the reference's rows, each once
+        groups = scenario.groups()
+        got = [window_row(row["WindowEnd"], groups, [row[g] for g in groups], sorted(row["seqs"]))
+               for row in out_a["windows"]]
+        assert sorted(got) == sorted(windows)
+        for row in out_a["windows"]:
+            assert (row["n"], row["first"]) == (len(row["seqs"]), min(row["seqs"]))
+        # (3) window rows in System.Timestamp order per watermark key
+        for out in (out_a, out_b):
+            last: dict = {}
+            for row in out["windows"]:
+                key = {"combined": "*", "partition": row.get("PartitionId"),
+                       "substream": tuple(row[c] for c in scenario.over)}[scenario.scope]
+                assert row["WindowEnd"] >= last.get(key, row["WindowEnd"])
+                last[key] = row["WindowEnd"]
+        # (4) micro-batch boundaries change nothing
+        for name in ("events", "windows"):
+            assert canonical(out_b[name]) == canonical(out_a[name])
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
