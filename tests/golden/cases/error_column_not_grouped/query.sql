@@ -1,0 +1,3 @@
+SELECT deviceId, reading, COUNT(*) AS n
+FROM input TIMESTAMP BY EventTime
+GROUP BY deviceId, TumblingWindow(second, 10)

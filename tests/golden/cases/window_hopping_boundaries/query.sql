@@ -1,0 +1,3 @@
+SELECT System.Timestamp() AS WindowEnd, COUNT(*) AS n, MIN(reading) AS first, MAX(reading) AS last
+FROM input TIMESTAMP BY EventTime
+GROUP BY HoppingWindow(second, 10, 5)
