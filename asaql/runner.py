@@ -24,6 +24,7 @@ class RunOptions:
     errors_path: str = "asaql-errors.jsonl"
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     poll_seconds: float = 1.0
+    tick_seconds: float = 5.0  # --follow: how often an idle input's arrival clock is advanced
 
 
 def resolve_aliases(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:

@@ -28,9 +28,10 @@ PARTITION_FIELD = "PartitionId"
 ROW_KIND = "asaql__kind"
 STATEMENT = "asaql__stmt"
 EVENT, RESULT, COUNTS = 0, 1, 2
-# The COUNTS row's columns: events read, early, late, out of order, dropped.
+# The COUNTS row's columns: events read, early, late, out of order, dropped, the events the
+# bucket's state holds for windows not closed yet, and the bucket's arrival clock (µs).
 COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_ooo",
-                 "asaql__n_dropped")
+                 "asaql__n_dropped", "asaql__n_state", "asaql__clock")
 
 # Control records, written by asaql into its own folder beside the input: the end of a finite
 # input (the arrival clock runs out) and, with --follow, the arrival clock of an idle input.

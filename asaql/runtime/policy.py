@@ -69,8 +69,26 @@ def apply_policy(keys: np.ndarray, event_us: np.ndarray, arrival_us: np.ndarray,
     return np.where(dropped, NONE, stamped), flags.astype(np.int32), updated
 
 
-def key_watermarks(largest: dict, clock: int | None, settings: PolicySettings) -> dict:
-    """Each key's watermark: max(largest System.Timestamp − ooo, arrival clock − late)."""
-    idle = NONE if clock is None else clock - settings.late_us
-    return {key: max(NONE if value == NONE else value - settings.ooo_us, idle)
-            for key, value in largest.items()}
+def key_watermarks(largest: dict, clocks: dict, clock: int | None, settings: PolicySettings,
+                   idle_keys: tuple = ()) -> dict:
+    """Each key's watermark: max(largest System.Timestamp − ooo, estimated arrival clock − late).
+
+    ASA estimates an idle partition's arrival clock as its last arrival + the time elapsed
+    since. asaql measures "elapsed" on the input's own clock (`clock`, the largest arrival seen),
+    less the late tolerance of drift a partition may have against the others: a key's estimate
+    is `last + max(0, (clock − clock when last seen) − late)`. A key that keeps sending keeps its
+    own clock, however far its arrival times lag the other partitions'; one that stops advances
+    with the input. `idle_keys` never sent anything: they count as idle since the start.
+    """
+    marks = {}
+    for key in (*largest, *idle_keys):
+        estimate = NONE
+        if key in clocks:
+            last, seen_at = clocks[key]
+            estimate = last + max(0, clock - seen_at - settings.late_us)
+        elif clock is not None:
+            estimate = clock - settings.late_us
+        idle = NONE if estimate == NONE else estimate - settings.late_us
+        value = largest.get(key, NONE)
+        marks[key] = max(NONE if value == NONE else value - settings.ooo_us, idle)
+    return marks

@@ -10,8 +10,8 @@ Per invocation, vectorised over the bucket's keys and groups:
 1. control records: the end of a finite input (every window closes) or an arrival-clock tick;
 2. the policy (SEMANTICS.md steps 1–4) per key in arrival order; an event below the watermark
    its key's windows were already closed with is out of order like any other;
-3. watermarks: per key max(largest System.Timestamp − ooo, arrival clock − late), the minimum
-   over the input's partitions in the combined scope;
+3. watermarks: per key max(largest System.Timestamp − ooo, estimated arrival clock − late),
+   the minimum over the input's partitions in the combined scope;
 4. each windowed statement: its pending events plus the new ones; windows whose end the
    watermark passed are aggregated and emitted once; their events leave the state.
 Output rows: accepted events (when a pass-through statement reads them), malformed records,
@@ -64,7 +64,8 @@ class StepSpec:
 @dataclass
 class BucketState:
     largest: dict = field(default_factory=dict)  # key → largest accepted System.Timestamp
-    clock: int | None = None  # largest arrival time seen (µs)
+    clock: int | None = None  # largest arrival time seen (µs): the input's own clock
+    clocks: dict = field(default_factory=dict)  # key → (its last arrival, `clock` then)
     emitted: dict = field(default_factory=dict)  # key (or '*') → watermark windows closed with
     pending: dict = field(default_factory=dict)  # statement → DataFrame of events
     anchors: dict = field(default_factory=dict)  # statement → session anchors
@@ -114,9 +115,12 @@ class SourceStep:
             spec.policy)
         if len(arrival):
             s.clock = max(s.clock if s.clock is not None else NONE, int(arrival.max()))
+            last = pd.Series(arrival).groupby(keys).max()
+            for key, value in last.items():
+                previous = s.clocks.get(key, (NONE, NONE))[0]
+                s.clocks[key] = (max(previous, int(value)), s.clock)
         accepted = stamps != NONE
 
-        yield self._output(self._counts(flags))
         if spec.event_columns and accepted.any():
             events = good.loc[accepted, list(spec.event_columns)].reset_index(drop=True)
             events[C.SYSTEM_TIMESTAMP] = to_datetimes(stamps[accepted])
@@ -141,6 +145,7 @@ class SourceStep:
             s.emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
         state.update((s.dump(),))
+        yield self._output(self._counts(flags, sum(len(p) for p in s.pending.values()), s))
 
     # ------------------------------------------------------------------ watermarks
     def _floor(self, s: BucketState, keys: np.ndarray):
@@ -154,9 +159,9 @@ class SourceStep:
     def _watermarks(self, s: BucketState) -> dict:
         """key → watermark now; '*' → the combined watermark: the minimum over the input's
         partitions, one without events so far counting as idle (arrival clock − late)."""
-        known = dict.fromkeys(self.spec.partitions, NONE) if self.spec.scope == "combined" else {}
-        known.update(s.largest)
-        marks = key_watermarks(known, s.clock, self.spec.policy)
+        unseen = tuple(p for p in self.spec.partitions if p not in s.largest) \
+            if self.spec.scope == "combined" else ()
+        marks = key_watermarks(s.largest, s.clocks, s.clock, self.spec.policy, unseen)
         if self.spec.scope == "combined":
             marks["*"] = min(marks.values(), default=NONE)
         return marks
@@ -222,9 +227,11 @@ class SourceStep:
         return out.sort_values([C.SYSTEM_TIMESTAMP, C.KEY], kind="stable")
 
     # ------------------------------------------------------------------ output
-    def _counts(self, flags: np.ndarray) -> pd.DataFrame:
+    def _counts(self, flags: np.ndarray, state_rows: int, s: "BucketState") -> pd.DataFrame:
         counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
                                  for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
+        counts.append(state_rows)
+        counts.append(None if s.clock is None else s.clock)
         frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
         frame[C.ROW_KIND] = C.COUNTS
         return frame

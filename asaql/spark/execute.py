@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from asaql.spark.control import control_folder, write_end_of_input
+from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
 from asaql.spark.relations import group_by_source, lower_group
 from asaql.spark.session import build_session
@@ -30,7 +31,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     counts = RunCounts()
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
                if alias in compiled.input_names}
-    queries, counted_inputs = [], set()
+    queries, counted_inputs, tickers = [], set(), []
     for index, group in enumerate(group_by_source(compiled.plan)):
         alias = group.input_alias
         path = options.inputs[alias]
@@ -46,14 +47,34 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                              counts, errors, stateful=group.stateful,
                              count_input=alias not in counted_inputs)
         counted_inputs.add(alias)
+        if options.follow and group.stateful:
+            tickers.append((control, writer))
         query = (lowered.stream.writeStream.foreachBatch(writer)
                  .option("checkpointLocation", folder)
                  .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
         query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
             else query.trigger(availableNow=True)
         queries.append(query.start())
-    _wait(queries, options.follow)
+    stop = threading.Event()
+    if tickers:
+        threading.Thread(target=_tick, args=(tickers, options.tick_seconds, stop), daemon=True).start()
+    try:
+        _wait(queries, options.follow)
+    finally:
+        stop.set()
     return counts
+
+
+def _tick(tickers, every: float, stop: threading.Event) -> None:
+    """--follow: while an input is idle, advance its arrival clock as ASA estimates it (the last
+    arrival seen + the wall time elapsed since), through a tick record, so that idle partitions
+    and substreams advance and their windows close."""
+    while not stop.wait(every):
+        for control, writer in tickers:
+            seen = dict(writer.clock_us)
+            if "seen" in seen and time.monotonic() - seen["at"] >= every:
+                elapsed_us = int((time.monotonic() - seen["at"]) * 1_000_000)
+                write_tick(control, seen["seen"] + elapsed_us, time.time())
 
 
 def _buckets(spark: SparkSession, checkpoint: str) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -28,6 +29,7 @@ class RunCounts:
     malformed: int = 0
     batches: int = 0
     seconds: float = 0.0
+    state_rows: list = field(default_factory=list)  # events held for open windows, per micro-batch
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -112,19 +114,26 @@ class BatchWriter:
     stateful: bool
     count_input: bool = True  # False when another group already counts this input's events
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
+    clock_us: dict = field(default_factory=dict)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
         observed = batch.observe(observation, *_counters(self.stateful))
         folders = [(lines, sink) for lines, sink in self.outputs if not sink.collects]
-        if folders:
+        collected = len(folders) < len(self.outputs)
+        cached = len(folders) + collected > 1
+        if cached:
             observed = observed.persist()
         try:
             written = sum(sink.write(observed, lines, batch_id) for lines, sink in folders)
-            written += self._collect(observed)
+            # Without collected outputs, a second pass only for malformed records (counted on
+            # the first).
+            if collected or (self.count_input and observation.get.get("malformed")):
+                written += self._collect(observed)
             self._add(observation.get, written)
         finally:
-            if folders:
+            if cached:
                 observed.unpersist()
 
     def _collect(self, batch: DataFrame) -> int:
@@ -158,6 +167,11 @@ class BatchWriter:
             self.counts.dropped += seen.get("dropped") or 0
             self.counts.output_events += written
             self.counts.batches += 1
+            if self.stateful:
+                self.counts.state_rows.append(seen.get("state") or 0)
+            clock = seen.get("clock")
+            if clock is not None and clock > self.clock_us.get("seen", -1):
+                self.clock_us.update(seen=clock, at=time.monotonic())
 
 
 _DESTINATION = "_asaql_destination"
@@ -175,6 +189,7 @@ def _counters(stateful: bool) -> tuple:
     malformed = F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed")
     if not stateful:
         return (F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"), malformed)
-    names = ("input", "early", "late", "ooo", "dropped")
+    names = ("input", "early", "late", "ooo", "dropped", "state")
     return (*[F.sum(F.coalesce(F.col(column), F.lit(0))).alias(name)
-              for column, name in zip(C.COUNT_COLUMNS, names)], malformed)
+              for column, name in zip(C.COUNT_COLUMNS, names)],
+            F.max(C.COUNT_COLUMNS[-1]).alias("clock"), malformed)

@@ -51,3 +51,29 @@ def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert process.returncode == 0, stderr
     assert "asaql: 3 input events, 3 output events" in stderr
     assert "Traceback" not in stderr
+
+
+def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(tmp_path):
+    """No end of input with --follow: the window closes because the idle input's arrival clock
+    advances with wall time (a tick record) past its end + the late tolerance."""
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT System.Timestamp() AS WindowEnd, COUNT(*) AS n INTO out "
+                     "FROM input TIMESTAMP BY t GROUP BY TumblingWindow(second, 5)")
+    out = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "asaql.cli", "run", str(query), "--input", str(inbox),
+         "--output", f"out={out}", "--follow", "--late", "1s", "--checkpoint", str(tmp_path / "ck")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        rows = wait_for_rows(out, 1, process)
+        assert rows == [{"WindowEnd": "2021-01-01T00:00:05.0000000Z", "n": 2}]
+        assert list((tmp_path / "ck" / "source-0" / "asaql-control").glob("*-tick.jsonl"))
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+    assert process.returncode == 0, stderr
