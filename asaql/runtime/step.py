@@ -30,6 +30,7 @@ import pandas as pd
 from asaql.runtime import columns as C
 from asaql.runtime.aggregates import AggregateSpec, compute
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
+from asaql.analysis.windows import SessionWindow
 from asaql.runtime.windows import close_windows
 
 INFINITY = np.iinfo(np.int64).max
@@ -85,6 +86,17 @@ def to_micros(series: pd.Series) -> np.ndarray:
     return series.to_numpy("datetime64[us]").view("int64")
 
 
+def arrival_order(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows by (key, arrival time, file, line): each key's events in arrival order. numpy's
+    lexsort over integer codes (file codes follow name order), not a sort of text columns."""
+    if frame.empty:
+        return frame.reset_index(drop=True)
+    key_codes = pd.factorize(frame[C.KEY])[0]
+    file_codes = pd.factorize(frame[C.FILE], sort=True)[0]
+    order = np.lexsort((frame[C.LINE].to_numpy(), file_codes, to_micros(frame[C.ARRIVAL]), key_codes))
+    return frame.iloc[order].reset_index(drop=True)
+
+
 def to_datetimes(micros: np.ndarray) -> pd.Series:
     return pd.Series(np.asarray(micros, dtype=np.int64).astype("datetime64[us]"))
 
@@ -106,8 +118,7 @@ class SourceStep:
             s.clock = max(s.clock if s.clock is not None else NONE, int(tick.split(":")[1]))
         data = batch[~is_control]
         malformed = data[C.ERROR].notna().to_numpy()
-        good = data[~malformed].sort_values([C.KEY, C.ARRIVAL, C.FILE, C.LINE], kind="stable")
-        good = good.reset_index(drop=True)
+        good = arrival_order(data[~malformed])
         keys = good[C.KEY].to_numpy(dtype=object)
         arrival = to_micros(good[C.ARRIVAL])
         stamps, flags, s.largest = apply_policy(
@@ -189,8 +200,9 @@ class SourceStep:
                                                                          ignore_index=True)
         if rows.empty:
             return None
-        rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
-                                kind="stable", na_position="first").reset_index(drop=True)
+        if st.session_keys or isinstance(st.window, SessionWindow):  # sessions read runs in order
+            rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
+                                    kind="stable", na_position="first").reset_index(drop=True)
         row_keys = rows["key"].to_numpy(object)
         watermark = np.full(len(rows), marks["*"]) if combined else \
             np.array([marks.get(k, NONE) for k in row_keys], dtype=np.int64)

@@ -90,7 +90,10 @@ def read_events(
     ).select(
         C.FILE, "_asaql_mtime",
         (F.col("_asaql_pos") + 1).alias(C.LINE),
-        F.regexp_replace("_asaql_text", "\r$", "").alias("_asaql_text"),
+        # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
+        F.when(F.col("_asaql_text").endswith("\r"),
+               F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)"))
+        .otherwise(F.col("_asaql_text")).alias("_asaql_text"),
     ).where(F.trim(F.col("_asaql_text")) != "")
     return _parse_records(lines, schema)
 
