@@ -70,16 +70,17 @@ def apply_policy(keys: np.ndarray, event_us: np.ndarray, arrival_us: np.ndarray,
 
 
 def key_watermarks(largest: dict, clocks: dict, clock: int | None, settings: PolicySettings,
-                   idle_keys: tuple = ()) -> dict:
+                   idle_keys: dict | None = None) -> dict:
     """Each key's watermark: max(largest System.Timestamp − ooo, estimated arrival clock − late).
 
     ASA estimates an idle partition's arrival clock as its last arrival + the time elapsed
-    since. asaql measures "elapsed" on the input's own clock (`clock`, the largest arrival seen),
-    less the late tolerance of drift a partition may have against the others: a key's estimate
-    is `last + max(0, (clock − clock when last seen) − late)`. A key that keeps sending keeps its
-    own clock, however far its arrival times lag the other partitions'; one that stops advances
-    with the input. `idle_keys` never sent anything: they count as idle since the start.
+    since; asaql measures "elapsed" on the input's own clock (`clock`, the largest arrival seen
+    so far), less the late tolerance of disagreement it allows between partitions' clocks:
+    `last + max(0, clock − clock when last seen − late)`. A key that keeps sending keeps its own
+    clock; one that stops advances with the input. `idle_keys` (key → its first arrival, or None) never sent anything yet: idle,
+    with the input's clock, but never past their first arrival.
     """
+    idle_keys = idle_keys or {}
     marks = {}
     for key in (*largest, *idle_keys):
         estimate = NONE
@@ -87,7 +88,8 @@ def key_watermarks(largest: dict, clocks: dict, clock: int | None, settings: Pol
             last, seen_at = clocks[key]
             estimate = last + max(0, clock - seen_at - settings.late_us)
         elif clock is not None:
-            estimate = clock - settings.late_us
+            first = idle_keys.get(key)
+            estimate = clock if first is None else min(clock, first)
         idle = NONE if estimate == NONE else estimate - settings.late_us
         value = largest.get(key, NONE)
         marks[key] = max(NONE if value == NONE else value - settings.ooo_us, idle)

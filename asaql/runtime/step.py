@@ -56,7 +56,8 @@ class StatementSpec:
 class StepSpec:
     policy: PolicySettings
     scope: str  # 'combined', 'partition' or 'substream'
-    partitions: tuple[str, ...]  # the input's partitions (combined scope)
+    partitions: tuple[tuple[str, int | None], ...]  # the input's partitions (combined scope),
+    # each with its first arrival time (µs) or None
     event_columns: tuple[str, ...]  # passed on with each accepted event; () when unused
     statements: tuple[StatementSpec, ...]
     output_columns: tuple[str, ...]
@@ -169,9 +170,9 @@ class SourceStep:
 
     def _watermarks(self, s: BucketState) -> dict:
         """key → watermark now; '*' → the combined watermark: the minimum over the input's
-        partitions, one without events so far counting as idle (arrival clock − late)."""
-        unseen = tuple(p for p in self.spec.partitions if p not in s.largest) \
-            if self.spec.scope == "combined" else ()
+        partitions, one without events so far counting as idle."""
+        unseen = {p: first for p, first in self.spec.partitions if p not in s.largest} \
+            if self.spec.scope == "combined" else {}
         marks = key_watermarks(s.largest, s.clocks, s.clock, self.spec.policy, unseen)
         if self.spec.scope == "combined":
             marks["*"] = min(marks.values(), default=NONE)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -165,14 +166,32 @@ def file_display_name(uri: str) -> str:
         return path
 
 
-def discover_partitions(spark: SparkSession, path: str) -> tuple[str, ...]:
+def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int | None], ...]:
     """The PartitionIds of the input's records (0 for a record without one), as the policy key
-    text. Windows over combined partitions wait for every partition of the input, as ASA waits
-    for every partition of an event hub; one that has not sent events yet counts as idle."""
+    text, each with its first arrival time (µs; None when its records carry none). Windows over
+    combined partitions wait for every partition of the input, as ASA waits for every partition
+    of an event hub; one that has not sent events yet is idle, its clock never past its first
+    arrival. A scan of the text, no JSON parsing."""
     files = [str(f) for f in input_files(path)]
     if not files:
         return ()
-    found = spark.read.text(files).select(
-        F.regexp_extract("value", r'"PartitionId"\s*:\s*"?(-?\d+)', 1).alias("p")
-    ).where(F.trim("value") != "").distinct().collect()
-    return tuple(sorted({str(int(row.p)) if row.p else "0" for row in found}, key=int))
+    arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
+    found = spark.read.text(files).where(F.trim("value") != "").select(
+        F.regexp_extract("value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(-?\d+)', 1).alias("p"),
+        F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
+    ).groupBy("p").agg(F.min("a").alias("first")).collect()
+    firsts: dict[str, int | None] = {}
+    for row in found:
+        key = str(int(row.p)) if row.p else "0"
+        first = None if row.first is None else _micros(row.first)
+        previous = firsts.get(key)
+        firsts[key] = first if previous is None else min(previous, first) if first is not None else previous
+    return tuple(sorted(firsts.items(), key=lambda item: int(item[0])))
+
+
+def _micros(moment: datetime) -> int:
+    """A naive datetime in the session's time zone (UTC) → µs since the epoch."""
+    return (moment.replace(tzinfo=timezone.utc) - _EPOCH) // timedelta(microseconds=1)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

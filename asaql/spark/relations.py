@@ -76,7 +76,7 @@ class LoweredGroup:
 
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
-                control: str, max_files_per_trigger: int | None, partitions: tuple[str, ...],
+                control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int) -> LoweredGroup:
     events = read_events(spark, path, schema, control, max_files_per_trigger)
     scope = Scope(schema)
