@@ -7,7 +7,9 @@ from dataclasses import dataclass
 
 from asaql.analysis import functions
 from asaql.analysis.aggregates import bind_aggregate, is_aggregate
-from asaql.analysis.bound import AggregateCall, AggregateRef, Field, GroupRef, transform, walk
+from asaql.analysis.bound import (
+    AggregateCall, AggregateRef, Field, GroupRef, map_children, transform, walk,
+)
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
 )
@@ -237,18 +239,9 @@ class _GroupByBinder:
             self.binder.reject_function(node)
         if isinstance(node, ast.Star):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
-        if isinstance(node, (ast.ColumnRef, ast.SystemTimestamp)) or not isinstance(node, ast.Node):
+        if isinstance(node, (ast.ColumnRef, ast.SystemTimestamp)):
             return self.binder.bind(node)
-        changes = {}
-        for f in dataclasses.fields(node):
-            if f.name == "span":
-                continue
-            value = getattr(node, f.name)
-            if isinstance(value, ast.Node):
-                changes[f.name] = self._bind(value)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
-                changes[f.name] = tuple(self._bind(v) for v in value)
-        return dataclasses.replace(node, **changes) if changes else node
+        return map_children(node, self._bind)
 
     def _over_groups(self, expr, aliases: dict | None = None):
         """Top-down: an aggregate → AggregateRef; a grouped expression → GroupRef; a field
@@ -265,18 +258,7 @@ class _GroupByBinder:
                 return aliases[expr.path[0].lower()]
             raise InvalidQueryError(
                 f"'{'.'.join(expr.path)}' must be in GROUP BY or inside an aggregate", expr.span)
-        if not isinstance(expr, ast.Node):
-            return expr
-        changes = {}
-        for f in dataclasses.fields(expr):
-            if f.name == "span":
-                continue
-            value = getattr(expr, f.name)
-            if isinstance(value, ast.Node):
-                changes[f.name] = self._over_groups(value, aliases)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
-                changes[f.name] = tuple(self._over_groups(v, aliases) for v in value)
-        return dataclasses.replace(expr, **changes) if changes else expr
+        return map_children(expr, lambda child: self._over_groups(child, aliases))
 
 
 
@@ -307,19 +289,8 @@ class _Binder:
             self.reject_function(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
-        if not isinstance(node, ast.Node):
-            return node
-        changes = {}
-        for f in dataclasses.fields(node):
-            if f.name == "span":
-                continue
-            value = getattr(node, f.name)
-            if isinstance(value, ast.Node):
-                changes[f.name] = self.bind(value, allow_system_timestamp, what, no_aggregates)
-            elif isinstance(value, tuple) and value and isinstance(value[0], ast.Node):
-                changes[f.name] = tuple(self.bind(v, allow_system_timestamp, what, no_aggregates)
-                                        for v in value)
-        return dataclasses.replace(node, **changes) if changes else node
+        return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
+                                                          no_aggregates))
 
     def _field(self, ref: ast.ColumnRef) -> Field:
         parts = ref.parts

@@ -74,9 +74,9 @@ def children(node) -> list:
     return found
 
 
-def transform(node, function):
-    """Rebuild `node` bottom-up with `function` applied to every sub-expression and then to
-    the node itself; `function` returns its argument unchanged to keep it."""
+def map_children(node, function):
+    """`node` rebuilt with `function` applied to each expression directly below it (fields
+    holding a Node, or a tuple of Nodes); `node` itself when nothing changes."""
     if not isinstance(node, Node):
         return node
     changes = {}
@@ -85,15 +85,22 @@ def transform(node, function):
             continue
         value = getattr(node, f.name)
         if isinstance(value, Node):
-            new = transform(value, function)
+            new = function(value)
             if new is not value:
                 changes[f.name] = new
         elif isinstance(value, tuple) and any(isinstance(v, Node) for v in value):
-            new = tuple(transform(v, function) for v in value)
+            new = tuple(function(v) if isinstance(v, Node) else v for v in value)
             if any(a is not b for a, b in zip(new, value)):
                 changes[f.name] = new
-    rebuilt = dataclasses.replace(node, **changes) if changes else node
-    return function(rebuilt)
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def transform(node, function):
+    """Rebuild `node` bottom-up with `function` applied to every sub-expression and then to
+    the node itself; `function` returns its argument unchanged to keep it."""
+    if not isinstance(node, Node):
+        return node
+    return function(map_children(node, lambda child: transform(child, function)))
 
 
 def walk(node):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -26,28 +27,41 @@ def wait_for_rows(path: Path, count: int, process, seconds: float = 120) -> list
     raise AssertionError(f"fewer than {count} rows in {path} after {seconds} s")
 
 
+@contextlib.contextmanager
+def following(tmp_path, query_text: str, *options: str):
+    """`asaql run --follow` in a real process over tmp_path/inbox; yields (process, output path,
+    a function that sends Ctrl-C and returns stderr); never leaves the process behind."""
+    query = tmp_path / "q.sql"
+    query.write_text(query_text)
+    out = tmp_path / "out.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "asaql.cli", "run", str(query), "--input", str(tmp_path / "inbox"),
+         "--output", f"out={out}", "--follow", "--checkpoint", str(tmp_path / "ck"), *options],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def interrupt() -> str:
+        process.send_signal(signal.SIGINT)
+        return process.communicate(timeout=120)[1]
+
+    try:
+        yield process, out, interrupt
+    finally:
+        if process.poll() is None:
+            os.kill(process.pid, signal.SIGKILL)
+
+
 def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
-    query = tmp_path / "q.sql"
-    query.write_text("SELECT id, System.Timestamp() AS ts INTO out FROM input TIMESTAMP BY t")
-    out = tmp_path / "out.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "asaql.cli", "run", str(query), "--input", str(inbox),
-         "--output", f"out={out}", "--follow", "--checkpoint", str(tmp_path / "ck")],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    query = "SELECT id, System.Timestamp() AS ts INTO out FROM input TIMESTAMP BY t"
+    with following(tmp_path, query) as (process, out, interrupt):
         assert [r["id"] for r in wait_for_rows(out, 2, process)] == [1, 2]
         (inbox / "b.jsonl").write_text(EVENT.format(id=3))
         rows = wait_for_rows(out, 3, process)
         assert [r["id"] for r in rows] == [1, 2, 3]
         assert rows[2]["ts"] == "2021-01-01T00:00:03.0000000Z"
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
+        stderr = interrupt()
     assert process.returncode == 0, stderr
     assert "asaql: 3 input events, 3 output events" in stderr
     assert "Traceback" not in stderr
@@ -59,21 +73,11 @@ def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(tmp_path):
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
-    query = tmp_path / "q.sql"
-    query.write_text("SELECT System.Timestamp() AS WindowEnd, COUNT(*) AS n INTO out "
-                     "FROM input TIMESTAMP BY t GROUP BY TumblingWindow(second, 5)")
-    out = tmp_path / "out.jsonl"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "asaql.cli", "run", str(query), "--input", str(inbox),
-         "--output", f"out={out}", "--follow", "--late", "1s", "--checkpoint", str(tmp_path / "ck")],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
+    query = ("SELECT System.Timestamp() AS WindowEnd, COUNT(*) AS n INTO out "
+             "FROM input TIMESTAMP BY t GROUP BY TumblingWindow(second, 5)")
+    with following(tmp_path, query, "--late", "1s") as (process, out, interrupt):
         rows = wait_for_rows(out, 1, process)
         assert rows == [{"WindowEnd": "2021-01-01T00:00:05.0000000Z", "n": 2}]
         assert list((tmp_path / "ck" / "source-0" / "asaql-control").glob("*-tick.jsonl"))
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=120)
-    finally:
-        if process.poll() is None:
-            os.kill(process.pid, signal.SIGKILL)
+        stderr = interrupt()
     assert process.returncode == 0, stderr
