@@ -149,7 +149,8 @@ class SourceStep:
             closing = dict.fromkeys(marks, INFINITY) if ended else marks
             closed_until: dict = {}
             for statement in spec.statements:
-                result = self._windows(statement, s, good, stamps, accepted, closing, closed_until)
+                result = self._windows(statement, s, good, arrival, stamps, accepted, closing,
+                                       closed_until)
                 if result is not None:
                     yield self._output(result)
             # After the end of the input the watermark is not infinite for good: a resumed run
@@ -179,7 +180,7 @@ class SourceStep:
         return marks
 
     # ------------------------------------------------------------------ windows
-    def _windows(self, st: StatementSpec, s: BucketState, good, stamps, accepted, marks,
+    def _windows(self, st: StatementSpec, s: BucketState, good, arrival, stamps, accepted, marks,
                  closed_until) -> pd.DataFrame | None:
         chosen = accepted.copy()
         if st.where is not None:
@@ -189,7 +190,7 @@ class SourceStep:
         fresh = pd.DataFrame({
             "ts": stamps[chosen],
             "key": "*" if combined else good[C.KEY].to_numpy(object)[chosen],
-            "arrival": to_micros(good[C.ARRIVAL])[chosen],
+            "arrival": arrival[chosen],
             "file": good[C.FILE].to_numpy(object)[chosen],
             "line": good[C.LINE].to_numpy(np.int64)[chosen],
         })
