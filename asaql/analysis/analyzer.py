@@ -261,7 +261,6 @@ class _GroupByBinder:
         return map_children(expr, lambda child: self._over_groups(child, aliases))
 
 
-
 class _Binder:
     def __init__(self, alias: ast.Identifier):
         self.alias = alias

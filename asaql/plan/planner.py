@@ -22,29 +22,22 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
         node = ApplyEventOrdering(input=node, event_time=s.timestamp_by, substream=s.over,
                                   partition_by_partition_id=s.partition_by_partition_id,
                                   policy=policy)
+    source = node
     if s.where is not None:
         node = Filter(input=node, predicate=s.where)
     if s.aggregation is not None:
         a = s.aggregation
         node = WindowAggregate(input=node, window=a.window, group_by=a.group_by,
-                               aggregates=a.aggregates, watermark=watermark_scope(s))
+                               aggregates=a.aggregates, watermark=watermark_scope(source))
         if a.having is not None:
             node = Filter(input=node, predicate=a.having)
     node = Project(input=node, columns=s.columns)
     return WriteOutput(input=node, output=s.output)
 
 
-def watermark_scope(s: BoundStatement) -> str:
-    """Which watermark closes the statement's windows (SEMANTICS.md, "Watermarks and output")."""
-    if s.over:
-        return "substream"
-    if s.partition_by_partition_id:
-        return "partition"
-    return "combined"
-
-
-def watermark_scope_of(source) -> str:
-    """The same, read off the plan node that assigns System.Timestamp."""
+def watermark_scope(source) -> str:
+    """Which watermark closes windows over the node that assigns System.Timestamp (SEMANTICS.md,
+    "Watermarks and output"): each substream's, each partition's, or the partitions' combined."""
     if getattr(source, "substream", ()):
         return "substream"
     return "partition" if source.partition_by_partition_id else "combined"

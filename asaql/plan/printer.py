@@ -121,11 +121,10 @@ def _(node: AggregateCall) -> str:
 
 def window_text(window) -> str:
     """`TumblingWindow(10s)`-style text of a window specification."""
-    if isinstance(window, TumblingWindow):
+    if isinstance(window, (TumblingWindow, HoppingWindow)):
         offset = f", offset {format_duration(window.offset_us, signed=True)}" if window.offset_us else ""
-        return f"TumblingWindow({format_duration(window.size_us)}{offset})"
-    if isinstance(window, HoppingWindow):
-        offset = f", offset {format_duration(window.offset_us, signed=True)}" if window.offset_us else ""
+        if isinstance(window, TumblingWindow):
+            return f"TumblingWindow({format_duration(window.size_us)}{offset})"
         return (f"HoppingWindow({format_duration(window.size_us)}, hop "
                 f"{format_duration(window.hop_us)}{offset})")
     if isinstance(window, SlidingWindow):

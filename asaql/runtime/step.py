@@ -27,14 +27,13 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
+from asaql.analysis.windows import SessionWindow
 from asaql.runtime import columns as C
 from asaql.runtime.aggregates import AggregateSpec, compute
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
-from asaql.analysis.windows import SessionWindow
 from asaql.runtime.windows import close_windows
 
 INFINITY = np.iinfo(np.int64).max
-_ROW = ["ts", "key", "arrival", "file", "line"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +78,15 @@ class BucketState:
     def dump(self) -> bytes:
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def advance_clock(self, arrival_us: int) -> None:
+        self.clock = arrival_us if self.clock is None else max(self.clock, arrival_us)
+
+    def per_row(self, marks: dict, keys: np.ndarray, combined: bool) -> np.ndarray:
+        """Each row's value of a key → watermark map ('*' for all rows when combined)."""
+        if combined:
+            return np.full(len(keys), marks.get("*", NONE))
+        return np.array([marks.get(k, NONE) for k in keys], dtype=np.int64)
+
 
 def to_micros(series: pd.Series) -> np.ndarray:
     """datetime64 Series (naive UTC or tz-aware) → int64 µs."""
@@ -116,7 +124,7 @@ class SourceStep:
         is_control = control.notna().to_numpy()
         ended = bool((control == C.CONTROL_END).any())
         for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
-            s.clock = max(s.clock if s.clock is not None else NONE, int(tick.split(":")[1]))
+            s.advance_clock(int(tick.split(":")[1]))
         data = batch[~is_control]
         malformed = data[C.ERROR].notna().to_numpy()
         good = arrival_order(data[~malformed])
@@ -126,7 +134,7 @@ class SourceStep:
             keys, to_micros(good[C.EVENT_TIME]), arrival, s.largest, self._floor(s, keys),
             spec.policy)
         if len(arrival):
-            s.clock = max(s.clock if s.clock is not None else NONE, int(arrival.max()))
+            s.advance_clock(int(arrival.max()))
             last = pd.Series(arrival).groupby(keys).max()
             for key, value in last.items():
                 previous = s.clocks.get(key, (NONE, NONE))[0]
@@ -158,7 +166,7 @@ class SourceStep:
             s.emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
         state.update((s.dump(),))
-        yield self._output(self._counts(flags, sum(len(p) for p in s.pending.values()), s))
+        yield self._output(self._counts(flags, s))
 
     # ------------------------------------------------------------------ watermarks
     def _floor(self, s: BucketState, keys: np.ndarray):
@@ -202,15 +210,12 @@ class SourceStep:
                                                                          ignore_index=True)
         if rows.empty:
             return None
-        if st.session_keys or isinstance(st.window, SessionWindow):  # sessions read runs in order
+        if isinstance(st.window, SessionWindow):  # sessions read their runs in order
             rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
                                     kind="stable", na_position="first").reset_index(drop=True)
         row_keys = rows["key"].to_numpy(object)
-        watermark = np.full(len(rows), marks["*"]) if combined else \
-            np.array([marks.get(k, NONE) for k in row_keys], dtype=np.int64)
-        emitted = np.full(len(rows), s.emitted.get("*", NONE)) if combined else \
-            np.array([s.emitted.get(k, NONE) for k in row_keys], dtype=np.int64)
-        closing = close_windows(st.window, rows, watermark, emitted, list(st.groups),
+        closing = close_windows(st.window, rows, s.per_row(marks, row_keys, combined),
+                                s.per_row(s.emitted, row_keys, combined), list(st.groups),
                                 list(st.session_keys), s.anchors.get(st.index))
         s.pending[st.index] = rows[closing.keep].reset_index(drop=True)
         s.anchors[st.index] = closing.anchors
@@ -241,11 +246,11 @@ class SourceStep:
         return out.sort_values([C.SYSTEM_TIMESTAMP, C.KEY], kind="stable")
 
     # ------------------------------------------------------------------ output
-    def _counts(self, flags: np.ndarray, state_rows: int, s: "BucketState") -> pd.DataFrame:
+    def _counts(self, flags: np.ndarray, s: BucketState) -> pd.DataFrame:
         counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
                                  for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
-        counts.append(state_rows)
-        counts.append(None if s.clock is None else s.clock)
+        counts.append(sum(len(pending) for pending in s.pending.values()))
+        counts.append(s.clock)
         frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
         frame[C.ROW_KIND] = C.COUNTS
         return frame

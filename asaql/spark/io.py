@@ -175,18 +175,13 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     files = [str(f) for f in input_files(path)]
     if not files:
         return ()
+    partition = F.regexp_extract("value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(-?\d+)', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
     found = spark.read.text(files).where(F.trim("value") != "").select(
-        F.regexp_extract("value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(-?\d+)', 1).alias("p"),
+        F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),
         F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
-    ).groupBy("p").agg(F.min("a").alias("first")).collect()
-    firsts: dict[str, int | None] = {}
-    for row in found:
-        key = str(int(row.p)) if row.p else "0"
-        first = None if row.first is None else _micros(row.first)
-        previous = firsts.get(key)
-        firsts[key] = first if previous is None else min(previous, first) if first is not None else previous
-    return tuple(sorted(firsts.items(), key=lambda item: int(item[0])))
+    ).groupBy("p").agg(F.min("a").alias("first")).orderBy("p").collect()
+    return tuple((str(row.p), None if row.first is None else _micros(row.first)) for row in found)
 
 
 def _micros(moment: datetime) -> int:

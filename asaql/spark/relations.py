@@ -15,12 +15,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
-from asaql.errors import InternalError, QueryAnalysisError
+from asaql.errors import QueryAnalysisError
 from asaql.plan.nodes import (
     ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, WriteOutput,
     timestamped_source,
 )
-from asaql.plan.planner import watermark_scope_of
+from asaql.plan.planner import watermark_scope
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
@@ -58,7 +58,7 @@ class SourceGroup:
 
     @property
     def scope(self) -> str:
-        return watermark_scope_of(self.source)
+        return watermark_scope(self.source)
 
 
 def group_by_source(plan: Plan) -> list[SourceGroup]:

@@ -15,7 +15,6 @@ from asaql.analysis.bound import AggregateCall
 from asaql.analysis.windows import SessionWindow
 from asaql.errors import InternalError
 from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
-from asaql.runtime import columns as C
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
 from asaql.spark.expressions import Scope, lower_expr
@@ -24,6 +23,7 @@ _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
 _JSON_RESULTS = {"topone", "collect", "collecttop"}
 _NUMERIC_AGGREGATES = {"sum", "avg", "stdev", "stdevp", "var", "varp"}
+_PERCENTILES = {"percentile_cont", "percentile_disc"}
 
 
 @dataclass
@@ -84,17 +84,17 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         specs.append(_aggregate_inputs(call, f"{prefix}a{k}", scope, record, inputs, values))
     types = _types(events, inputs)
     for spec in specs:  # numeric aggregates read numbers: anything else is converted (or NULL)
-        if spec.function in _NUMERIC_AGGREGATES and spec.column is not None \
-                and not isinstance(types[spec.column], _NUMERIC):
-            inputs[spec.column] = inputs[spec.column].try_cast("double")
-            types[spec.column] = T.DoubleType()
+        column = spec.order_by[0][0] if spec.function in _PERCENTILES else spec.column
+        if spec.function in _NUMERIC_AGGREGATES | _PERCENTILES and column is not None \
+                and not isinstance(types[column], _NUMERIC):
+            inputs[column] = inputs[column].try_cast("double")
+            types[column] = T.DoubleType()
     result_groups = [f"asaql__r{index}_g{j}" for j in range(len(groups))]
     result_aggregates = [f"asaql__r{index}_a{k}" for k in range(len(specs))]
     fields = [T.StructField(name, types[source], True) for name, source in zip(result_groups, groups)]
     finish = [F.col(name) for name in result_groups]
-    record_type = T.StructType([f for f in scope.schema.fields])
     for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
-        step_type, final = _result_type(call, spec, types, record_type)
+        step_type, final = _result_type(call, spec, types, scope.schema)
         fields.append(T.StructField(name, step_type, True))
         finish.append(F.from_json(F.col(name), final) if call.function in _JSON_RESULTS
                       and step_type == T.StringType() and final != T.StringType() else F.col(name))
