@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from asaql.analysis import functions
+from asaql.analysis import functions, scalar_functions
 from asaql.analysis.aggregates import bind_aggregate, is_aggregate
 from asaql.analysis.bound import (
     AggregateCall, AggregateRef, Field, GroupRef, map_children, transform, walk,
@@ -236,7 +236,7 @@ class _GroupByBinder:
                                                what="aggregate arguments", no_aggregates=True)
             return bind_aggregate(node, inner)
         if isinstance(node, ast.FunctionCall):
-            self.binder.reject_function(node)
+            self.binder.check_function(node)
         if isinstance(node, ast.Star):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         if isinstance(node, (ast.ColumnRef, ast.SystemTimestamp)):
@@ -285,7 +285,7 @@ class _Binder:
                     "here: aggregates belong in the SELECT list or HAVING of a GROUP BY query"
                 raise InvalidQueryError(f"{node.name.name.upper()}() is not allowed {where}",
                                         node.span)
-            self.reject_function(node)
+            self.check_function(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
@@ -298,8 +298,13 @@ class _Binder:
         return Field(path=tuple(p.name for p in parts), span=ref.span)
 
     @staticmethod
-    def reject_function(call: ast.FunctionCall) -> None:
+    def check_function(call: ast.FunctionCall) -> None:
+        """A scalar function asaql runs passes (its arguments are bound by the caller);
+        anything else is an error at its position."""
         name = call.name.name
+        if scalar_functions.is_supported(name):
+            scalar_functions.check_call(call)
+            return
         if is_window_call(call) or is_multiple_windows(call):
             raise InvalidQueryError(f"the window {name.upper()}() belongs in GROUP BY", call.span)
         if functions.is_known(name):

@@ -46,11 +46,19 @@ class Scope:
     """What a column reference can see: the input's payload schema; above a window aggregate,
     the columns holding its group values and aggregates."""
 
-    def __init__(self, schema: T.StructType, groups: list[Column] = (), aggregates: list[Column] = ()):
+    def __init__(self, schema: T.StructType, groups: list[Column] = (), aggregates: list[Column] = (),
+                 frame=None):
         self.schema = schema
         self.groups = list(groups)
         self.aggregates = list(aggregates)
+        self.frame = frame  # a DataFrame the columns resolve against (for types), if known
         self.warned: set[str] = set()
+
+    def type_of(self, column: Column) -> T.DataType | None:
+        """The Spark type of a lowered expression, or None when no frame is known."""
+        if self.frame is None:
+            return None
+        return self.frame.select(column).schema.fields[0].dataType
 
     def field(self, node: Field) -> Column:
         head = next((f for f in self.schema.fields if f.name.lower() == node.path[0].lower()), None)
@@ -153,6 +161,12 @@ def _(node: ast.Cast, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope)
     # decision: a value that does not convert becomes NULL (Spark's try_cast); ASA fails the row.
     return operand.try_cast(target)
+
+
+@lower_expr.register
+def _(node: ast.FunctionCall, scope: Scope) -> Column:
+    from asaql.spark.scalar_functions import lower_call
+    return lower_call(node, [lower_expr(a, scope) for a in node.args], scope)
 
 
 @lower_expr.register

@@ -79,7 +79,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int) -> LoweredGroup:
     events = read_events(spark, path, schema, control, max_files_per_trigger)
-    scope = Scope(schema)
+    scope = Scope(schema, frame=events)
     if not group.stateful:
         stream = events.where(F.col(C.CONTROL).isNull()).select(
             "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
@@ -195,7 +195,7 @@ class OutputLines:
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType) -> OutputLines:
     """A pass-through statement: its accepted events, WHERE, SELECT."""
-    scope = Scope(schema)
+    scope = Scope(schema, frame=stream)
     condition = (F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull()
     node, columns = write.input, None
     while isinstance(node, (Filter, Project)):
@@ -210,7 +210,7 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType) -> 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
     """A windowed statement: its result rows, HAVING, SELECT."""
-    scope = results_scope(statement, schema)
+    scope = results_scope(statement, schema, stream)
     condition = (F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index)
     if statement.having is not None:
         condition = condition & F.coalesce(lower_expr(statement.having, scope), F.lit(False))

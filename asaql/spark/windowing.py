@@ -161,7 +161,7 @@ def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_t
     raise InternalError(f"no result type for {function}")
 
 
-def results_scope(statement: WindowedStatement, schema: T.StructType) -> Scope:
+def results_scope(statement: WindowedStatement, schema: T.StructType, stream=None) -> Scope:
     """What HAVING and SELECT of the statement read, on a batch of its results."""
     groups = len(statement.spec.groups)
-    return Scope(schema, statement.finish[:groups], statement.finish[groups:])
+    return Scope(schema, statement.finish[:groups], statement.finish[groups:], frame=stream)
