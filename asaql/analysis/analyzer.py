@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass
 
 from asaql.analysis import functions, scalar_functions
 from asaql.analysis.aggregates import bind_aggregate, is_aggregate
 from asaql.analysis.bound import (
-    AggregateCall, AggregateRef, Field, GroupRef, map_children, transform, walk,
+    AggregateCall, AggregateRef, Field, FieldAccess, GroupRef, map_children, transform, walk,
 )
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
@@ -58,9 +59,57 @@ class BoundStatement:
 
 
 def analyze(query: ast.Query) -> tuple[BoundStatement, ...]:
-    if query.steps:
-        _unsupported("WITH steps", query.steps[0].span)
-    return tuple(_bind_statement(statement) for statement in query.statements)
+    """Every SELECT … INTO as statements over one input each. A WITH step is a view: a
+    statement reading it is composed with it (its WHERE, columns and window folded in), so
+    statements over the same input and TIMESTAMP BY still share one read and one stateful step;
+    a UNION is one statement per branch writing the same output."""
+    steps: dict[str, tuple[BoundStatement, ...]] = {}
+    for step in query.steps:
+        if step.name.key in steps:
+            raise InvalidQueryError(f"the step '{step.name.name}' is defined twice", step.name.span)
+        for member in _union_members(step.query):
+            if member.into is not None:
+                raise InvalidQueryError("a WITH step cannot have INTO: the SELECT that reads the "
+                                        "step writes the output", member.into.span)
+        steps[step.name.key] = _bind_union(step.query, steps)
+    bound: list[BoundStatement] = []
+    for statement in query.statements:
+        output = statement.into.name if statement.into is not None else DEFAULT_OUTPUT
+        bound.extend(dataclasses.replace(b, output=output) for b in _bind_union(statement, steps))
+    return tuple(bound)
+
+
+def _union_members(s: ast.SelectStatement) -> list[ast.SelectStatement]:
+    members = []
+    while s is not None:
+        members.append(s)
+        s = s.union
+    return members
+
+
+def _bind_union(s: ast.SelectStatement, steps: dict) -> tuple[BoundStatement, ...]:
+    """ASA's UNION keeps every row (duplicates too); its branches need the same column names in
+    the same order (checked when no branch uses `*`, whose columns are known only at run)."""
+    members = _union_members(s)
+    for member in members[1:]:
+        if member.into is not None:
+            raise InvalidQueryError("INTO belongs to the first SELECT of a UNION",
+                                    member.into.span)
+    branches = [_bind_select(member, steps) for member in members]
+    names = [_column_names(b[0]) for b in branches]
+    for member, other in zip(members[1:], names[1:]):
+        if names[0] is not None and other is not None and \
+                [n.lower() for n in other] != [n.lower() for n in names[0]]:
+            raise InvalidQueryError(
+                f"the SELECTs of a UNION must have the same columns in the same order: "
+                f"({', '.join(names[0])}) and ({', '.join(other)})", member.span)
+    return tuple(b for branch in branches for b in branch)
+
+
+def _column_names(statement: BoundStatement) -> list[str] | None:
+    if any(isinstance(c, AllFields) for c in statement.columns):
+        return None
+    return [c.name for c in statement.columns]
 
 
 def _unsupported(feature: str, span) -> None:
@@ -72,29 +121,31 @@ def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
         _unsupported("JOINs" if isinstance(item, ast.Join) else "APPLY operators", item.span)
     if s.having is not None and s.group_by is None:
         _unsupported("HAVING clauses without GROUP BY", s.having.span)
-    if s.union is not None:
-        _unsupported("UNION queries", s.union.span)
     if s.distinct:
-        _unsupported("SELECT DISTINCT queries", s.span)
+        raise InvalidQueryError("ASA's SELECT has no DISTINCT: use COUNT(DISTINCT …) in a "
+                                "GROUP BY, or GROUP BY the columns", s.span)
     if s.top is not None:
-        _unsupported("TOP clauses", s.top.span)
+        raise InvalidQueryError("ASA's SELECT has no TOP: use TopOne() or CollectTop() in a "
+                                "GROUP BY", s.top.span)
+
+
+def _bind_select(s: ast.SelectStatement, steps: dict) -> tuple[BoundStatement, ...]:
+    """One SELECT (no UNION): over an input, one statement; over a step, one per branch of it."""
+    _reject_unsupported_clauses(s)
+    step = steps.get(s.source.name.key)
+    if step is None:
+        return (_bind_statement(s),)
+    return tuple(_bind_over_step(s, branch) for branch in step)
 
 
 def _bind_statement(s: ast.SelectStatement) -> BoundStatement:
-    _reject_unsupported_clauses(s)
     source = s.source
     binder = _Binder(source.reference_name)
     timestamp_by, over = None, ()
     if source.timestamp_by is not None:
         timestamp_by = binder.bind(source.timestamp_by.expr, allow_system_timestamp=False)
         over = tuple(binder.bind(c) for c in source.timestamp_by.over)
-    partitioned = False
-    if source.partition_by is not None:
-        if source.partition_by.parts[-1].key != "partitionid":
-            raise InvalidQueryError(
-                f"cannot partition by '{source.partition_by.dotted}': ASA partitions an input "
-                "only by PartitionId", source.partition_by.span)
-        partitioned = True
+    partitioned = _partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if s.group_by is None:
         where = binder.bind(s.where) if s.where is not None else None
@@ -109,13 +160,66 @@ def _bind_statement(s: ast.SelectStatement) -> BoundStatement:
                           columns, aggregation, span=s.span)
 
 
+def _partitioned(source: ast.InputSource) -> bool:
+    if source.partition_by is None:
+        return False
+    if source.partition_by.parts[-1].key != "partitionid":
+        raise InvalidQueryError(
+            f"cannot partition by '{source.partition_by.dotted}': ASA partitions an input "
+            "only by PartitionId", source.partition_by.span)
+    return True
+
+
+def _bind_over_step(s: ast.SelectStatement, step: BoundStatement) -> BoundStatement:
+    """A SELECT reading a step, composed with it: names resolve to the step's columns; the
+    step's WHERE and the statement's are both applied; over a step that aggregates, the
+    statement's WHERE filters the step's window rows (like HAVING)."""
+    source = s.source
+    if source.timestamp_by is not None:
+        raise InvalidQueryError(
+            f"TIMESTAMP BY applies to inputs; '{source.name.name}' is a step whose rows already "
+            "have their System.Timestamp", source.timestamp_by.span)
+    partitioned = step.partition_by_partition_id or _partitioned(source)
+    binder = _Binder(source.reference_name, step=step, step_name=source.name.name)
+    output = s.into.name if s.into is not None else DEFAULT_OUTPUT
+    if step.aggregation is not None:
+        if s.group_by is not None:
+            raise UnsupportedFeatureError(
+                "GROUP BY over a step that already aggregates is not supported yet",
+                s.group_by.span, hint=_LATER)
+        where = binder.bind(s.where) if s.where is not None else None
+        aggregation = dataclasses.replace(step.aggregation,
+                                          having=_and(step.aggregation.having, where))
+        return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
+                                   columns=_bind_columns(s.items, binder), aggregation=aggregation,
+                                   span=s.span)
+    if s.group_by is None:
+        where = binder.bind(s.where) if s.where is not None else None
+        return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
+                                   where=_and(step.where, where),
+                                   columns=_bind_columns(s.items, binder), span=s.span)
+    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
+        if s.where is not None else None
+    aggregation, columns = _GroupByBinder(binder, s).bind()
+    _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
+    return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
+                               where=_and(step.where, where), columns=columns,
+                               aggregation=aggregation, span=s.span)
+
+
+def _and(left, right):
+    if left is None or right is None:
+        return left if right is None else right
+    return ast.BinaryOp(op="AND", left=left, right=right, span=right.span)
+
+
 def _bind_columns(items, binder: "_Binder") -> tuple:
     columns: list = []
     seen: dict[str, ast.Node] = {}
     for position, item in enumerate(items, start=1):
         if isinstance(item.expr, ast.Star):
             binder.check_qualifier(item.expr.qualifier)
-            columns.append(AllFields())
+            columns.extend(binder.star_columns())
             continue
         name = _column_name(item, position)
         _check_unique(name, item, seen)
@@ -262,18 +366,34 @@ class _GroupByBinder:
 
 
 class _Binder:
-    def __init__(self, alias: ast.Identifier):
+    """Resolves names of one SELECT: fields of its input, or the columns of the step it reads."""
+
+    def __init__(self, alias: ast.Identifier, step: BoundStatement | None = None,
+                 step_name: str = ""):
         self.alias = alias
+        self.step = step
+        self.step_name = step_name
+        self.step_columns = {c.name.lower(): c for c in step.columns
+                             if isinstance(c, OutputColumn)} if step is not None else {}
 
     def check_qualifier(self, qualifier: ast.Identifier | None) -> None:
         if qualifier is not None and qualifier.key != self.alias.key:
             raise UnknownNameError(f"unknown input alias '{qualifier.name}'", qualifier.span,
                                    hint=f"the input of this SELECT is '{self.alias.name}'")
 
+    def star_columns(self) -> tuple:
+        return (AllFields(),) if self.step is None else self.step.columns
+
     def bind(self, node, allow_system_timestamp: bool = True, what: str = "TIMESTAMP BY",
              no_aggregates: bool = False):
         if isinstance(node, ast.ColumnRef):
-            return self._field(node)
+            bound = self._field(node)
+            if not allow_system_timestamp and any(isinstance(n, ast.SystemTimestamp)
+                                                  for n in walk(bound)):
+                raise UnsupportedFeatureError(
+                    f"'{node.dotted}' is System.Timestamp() of step '{self.step_name}': using it "
+                    f"in {what} is not supported yet", node.span, hint=_LATER)
+            return bound
         if isinstance(node, ast.SystemTimestamp) and not allow_system_timestamp:
             if what == "TIMESTAMP BY":
                 raise InvalidQueryError("TIMESTAMP BY cannot use System.Timestamp()", node.span)
@@ -291,11 +411,21 @@ class _Binder:
         return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
                                                           no_aggregates))
 
-    def _field(self, ref: ast.ColumnRef) -> Field:
+    def _field(self, ref: ast.ColumnRef):
         parts = ref.parts
         if len(parts) > 1 and parts[0].key == self.alias.key:
             parts = parts[1:]
-        return Field(path=tuple(p.name for p in parts), span=ref.span)
+        names = tuple(p.name for p in parts)
+        if self.step is None:
+            return Field(path=names, span=ref.span)
+        column = self.step_columns.get(parts[0].key)
+        if column is not None:
+            return _access(column.expr, names[1:], ref.span)
+        if any(isinstance(c, AllFields) for c in self.step.columns):
+            return Field(path=names, span=ref.span)
+        raise UnknownNameError(
+            f"the step '{self.step_name}' has no column '{parts[0].name}'", ref.span,
+            hint=_did_you_mean(parts[0].name, [c.name for c in self.step_columns.values()]))
 
     @staticmethod
     def check_function(call: ast.FunctionCall) -> None:
@@ -312,3 +442,20 @@ class _Binder:
                                           call.span, hint=_LATER)
         raise UnknownNameError(f"unknown function '{name}'", call.span, hint=functions.suggest(name))
 
+
+
+def _access(expr, path: tuple[str, ...], span):
+    """`expr.a.b`: nested fields of a step's column."""
+    if not path:
+        return expr
+    if isinstance(expr, Field):
+        return Field(path=expr.path + path, span=span)
+    return FieldAccess(operand=expr, path=path, span=span)
+
+
+def _did_you_mean(name: str, candidates: list[str]) -> str | None:
+    match = difflib.get_close_matches(name.lower(), [c.lower() for c in candidates], n=1)
+    if not match:
+        return f"its columns: {', '.join(candidates)}" if candidates else None
+    original = next(c for c in candidates if c.lower() == match[0])
+    return f"did you mean '{original}'?"

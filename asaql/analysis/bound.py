@@ -22,6 +22,14 @@ class Field(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FieldAccess(Node):
+    """Nested fields of a computed record (`step.column.a.b` where the step computed `column`)."""
+
+    operand: object
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OrderKey(Node):
     """One `ORDER BY` item of TopOne, CollectTop or a percentile."""
 

@@ -9,7 +9,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import AggregateRef, Field, GroupRef
+from asaql.analysis.bound import AggregateRef, Field, FieldAccess, GroupRef
 from asaql.errors import UnsupportedFeatureError
 from asaql.runtime import columns as C
 from asaql.syntax import ast
@@ -89,6 +89,14 @@ def lower_expr(node, scope: Scope) -> Column:
 @lower_expr.register
 def _(node: Field, scope: Scope) -> Column:
     return scope.field(node)
+
+
+@lower_expr.register
+def _(node: FieldAccess, scope: Scope) -> Column:
+    column = lower_expr(node.operand, scope)
+    for part in node.path:
+        column = column.getField(part)
+    return column
 
 
 @lower_expr.register

@@ -53,12 +53,13 @@ class LineSink:
 
     def write(self, batch: DataFrame, lines: OutputLines, batch_id: int) -> int:
         """A folder: Spark's text writer, one part file per micro-batch."""
-        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}")
+        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
         selected = batch.where(lines.condition).select(
             lines.line.alias(JSON_COLUMN), *[c.alias(n) for c, n in zip(lines.order, ORDER_COLUMNS)])
         counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
-        counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
-            .write.mode("append").text(self.target)
+        with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
+            counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
+                .write.mode("append").text(self.target)
         return observation.get.get("rows") or 0
 
     def write_rows(self, rows) -> int:
@@ -154,7 +155,12 @@ class BatchWriter:
         malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
         if malformed:
             self.errors.write(sorted(malformed, key=lambda r: (r[C.FILE], r[C.LINE])))
-        return sum(self.outputs[index][1].write_rows(rows) for index, rows in by_destination.items())
+        # Statements writing one output (a UNION) have their lines merged in order.
+        by_sink: dict[int, tuple[LineSink, list]] = {}
+        for index, rows in by_destination.items():
+            sink = self.outputs[index][1]
+            by_sink.setdefault(id(sink), (sink, []))[1].extend(rows)
+        return sum(sink.write_rows(rows) for sink, rows in by_sink.values())
 
     def _add(self, seen: dict, written: int) -> None:
         with self.lock:

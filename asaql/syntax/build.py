@@ -53,7 +53,7 @@ class AstBuilder(Transformer_NonRecursive):
 
     def select_stmt(self, meta, children):
         core, union = children
-        # decision: UNION and UNION ALL give the same node; the AST has no flag (not planned yet).
+        # decision: ASA's UNION keeps duplicates; UNION ALL is accepted as the same.
         return replace(core, union=union, span=span_of(meta))
 
     def union(self, meta, children):
@@ -87,6 +87,10 @@ class AstBuilder(Transformer_NonRecursive):
 
     def expr_item(self, meta, children):
         expr, alias = children
+        # ASA's `column_alias = expression`: a bare name compared, with no alias, is the alias.
+        if alias is None and isinstance(expr, ast.BinaryOp) and expr.op == "=" and \
+                isinstance(expr.left, ast.ColumnRef) and len(expr.left.parts) == 1:
+            return ast.SelectItem(expr=expr.right, alias=expr.left.parts[0], span=span_of(meta))
         return ast.SelectItem(expr=expr, alias=alias, span=span_of(meta))
 
     def alias(self, meta, children):

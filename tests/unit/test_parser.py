@@ -38,8 +38,14 @@ def stmt(text: str) -> ast.SelectStatement:
 
 
 def expr(text: str):
-    """The expression of a one-item SELECT."""
-    return stmt(f"SELECT {text} FROM i").items[0].expr
+    """The expression of a WHERE (a SELECT item `name = …` would be ASA's alias form)."""
+    return stmt(f"SELECT 1 FROM i WHERE {text}").where
+
+
+def test_select_item_alias_assignment():
+    item = stmt("SELECT total = a + b, c = d AS e FROM i").items
+    assert item[0].alias.name == "total" and item[0].expr == binop("+", col("a"), col("b"))
+    assert item[1].alias.name == "e" and item[1].expr == binop("=", col("c"), col("d"))
 
 
 def syntax_error(text: str) -> QuerySyntaxError:
@@ -237,7 +243,7 @@ def test_spans():
     assert item.expr.parts[1].span == Span(2, 5, 2, 6)
     assert item.alias.span == Span(2, 10, 2, 11)
     assert s.source.timestamp_by.span == Span(3, 12, 3, 26)
-    assert expr("COUNT(*)").span == Span(1, 8, 1, 16)
+    assert stmt("SELECT COUNT(*) FROM i").items[0].expr.span == Span(1, 8, 1, 16)
 
 
 # ---------------------------------------------------------------- syntax errors

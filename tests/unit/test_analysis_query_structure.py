@@ -1,0 +1,75 @@
+"""WITH steps, UNION and the SELECT forms ASA has (or has not): binding and its errors."""
+
+import pytest
+
+from asaql.analysis.bound import Field
+from asaql.compiler import compile_query
+from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
+from asaql.plan.nodes import WindowAggregate
+
+
+def error(text: str, kind=InvalidQueryError):
+    with pytest.raises(kind) as info:
+        compile_query(text)
+    return info.value
+
+
+STEP = "WITH s AS (SELECT a, b + 1 AS c FROM input TIMESTAMP BY t WHERE a > 0) "
+
+
+def test_select_over_a_step_reads_its_columns_and_both_wheres():
+    [statement] = compile_query(STEP + "SELECT c, s.a INTO o FROM s WHERE c < 9").statements
+    assert statement.input_name == "input" and statement.timestamp_by == Field(path=("t",))
+    assert [c.name for c in statement.columns] == ["c", "a"]
+    assert statement.where.op == "AND"
+
+
+def test_group_by_over_a_step_uses_the_step_expressions():
+    compiled = compile_query(STEP + "SELECT a, SUM(c) AS total INTO o FROM s "
+                             "GROUP BY a, TumblingWindow(second, 5)")
+    [write] = compiled.plan.outputs
+    aggregate = write.input.input
+    assert isinstance(aggregate, WindowAggregate)
+    assert aggregate.aggregates[0].arg.op == "+"
+
+
+def test_union_gives_one_statement_per_branch_to_the_same_output():
+    compiled = compile_query("SELECT a INTO o FROM x UNION SELECT a FROM y UNION ALL SELECT a FROM z")
+    assert [s.output for s in compiled.statements] == ["o", "o", "o"]
+    assert [s.input_name for s in compiled.statements] == ["x", "y", "z"]
+
+
+def test_union_branches_need_the_same_columns():
+    e = error("SELECT a, b INTO o FROM x UNION SELECT a FROM y")
+    assert "same columns" in str(e) and e.span.line == 1 and e.span.column == 33
+
+
+def test_unknown_step_column_suggests():
+    e = error(STEP + "SELECT cc INTO o FROM s", UnknownNameError)
+    assert "has no column 'cc'" in str(e) and "did you mean 'c'" in e.hint
+
+
+def test_step_errors():
+    assert "cannot have INTO" in str(error("WITH s AS (SELECT a INTO o FROM i) SELECT a FROM s"))
+    assert "defined twice" in str(error("WITH s AS (SELECT a FROM i), s AS (SELECT a FROM i) "
+                                        "SELECT a FROM s"))
+    assert "TIMESTAMP BY applies to inputs" in str(error(STEP + "SELECT c FROM s TIMESTAMP BY c"))
+    windowed = "WITH w AS (SELECT a, COUNT(*) AS n FROM i GROUP BY a, TumblingWindow(s, 1)) "
+    error(windowed + "SELECT n, COUNT(*) FROM w GROUP BY n, TumblingWindow(s, 5)",
+          UnsupportedFeatureError)
+    stamped = "WITH s AS (SELECT a, System.Timestamp() AS ts FROM i) "
+    e = error(stamped + "SELECT a, MAX(ts) FROM s GROUP BY a, TumblingWindow(s, 5)",
+              UnsupportedFeatureError)
+    assert "System.Timestamp() of step 's'" in str(e)
+
+
+def test_distinct_and_top_are_not_asa():
+    assert "no DISTINCT" in str(error("SELECT DISTINCT a FROM i"))
+    assert "no TOP" in str(error("SELECT TOP 3 a FROM i"))
+
+
+def test_windowed_step_read_with_where_filters_its_rows():
+    [statement] = compile_query(
+        "WITH w AS (SELECT a, COUNT(*) AS n FROM i GROUP BY a, TumblingWindow(s, 1) HAVING n > 1) "
+        "SELECT a INTO o FROM w WHERE n < 5").statements
+    assert statement.aggregation.having.op == "AND"
