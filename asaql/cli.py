@@ -70,12 +70,27 @@ class AsaqlGroup(click.Group):
             raise QueryError(error.render(source, query[0] if query else "query.sql")) from None
 
 
-def _compile(path: str, policy: EventOrderingPolicy):
+def _compile(path: str, policy: EventOrderingPolicy, references=()):
     from asaql.compiler import compile_query
 
     text = _read_query(path)
     click.get_current_context().meta["asaql.query"] = (path, text)
-    return compile_query(text, policy)
+    return compile_query(text, policy, references)
+
+
+def _reference_names(references) -> dict[str, str | None]:
+    """--reference ALIAS=PATH (check and explain only need ALIAS)."""
+    pairs = {}
+    for item in references:
+        alias, _, path = item.partition("=")
+        if not alias:
+            raise click.UsageError(f"--reference needs ALIAS=PATH, got '{item}'")
+        pairs[alias] = path or None
+    return pairs
+
+
+_REFERENCE_HELP = ("An input that is reference data (a static table: JSON lines, or CSV with a "
+                   "header row), joined without DATEDIFF.")
 
 
 @click.group(cls=AsaqlGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -102,14 +117,19 @@ def cli() -> None:
               help="Replay a folder N files per micro-batch.")
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
+@click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=_REFERENCE_HELP)
 def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, master,
-        max_files_per_trigger, errors_path) -> None:
+        max_files_per_trigger, errors_path, references) -> None:
     """Run QUERY over JSON-lines inputs with ASA's event-ordering policies."""
     from asaql.runner import RunOptions, check_options, resolve_aliases
     from asaql.runner import run as run_query
 
     policy = EventOrderingPolicy.from_options(late, ooo, early, action)
-    compiled = _compile(query, policy)
+    reference_paths = _reference_names(references)
+    missing_path = [alias for alias, path in reference_paths.items() if path is None]
+    if missing_path:
+        raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
+    compiled = _compile(query, policy, tuple(reference_paths))
     given_inputs = _pairs(inputs, "--input", single_ok=True)
     if "" in given_inputs:
         if len(compiled.input_names) != 1:
@@ -122,7 +142,9 @@ def run(query, inputs, outputs, late, ooo, early, action, checkpoint, follow, ma
         raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
     options = RunOptions(inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
                          follow=follow, max_files_per_trigger=max_files_per_trigger,
-                         errors_path=errors_path)
+                         errors_path=errors_path,
+                         references=resolve_aliases(compiled.reference_names, reference_paths,
+                                                    "reference"))
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
@@ -151,16 +173,19 @@ def _summary(counts, errors_path: str) -> str:
     text = (f"asaql: {counts.input_events} input events, {counts.output_events} output events, "
             f"{counts.early} early, {counts.late} late, {counts.out_of_order} out-of-order, "
             f"{counts.dropped} dropped, {counts.malformed} malformed")
-    if counts.malformed:
+    if counts.failed:
+        text += f", {counts.failed} rows failed a CAST"
+    if counts.malformed or counts.failed:
         text += f" (set aside in {errors_path})"
     return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
 
 
 @cli.command(epilog="\b\nExample:\n  asaql check samples/iot_devices/query.sql")
 @click.argument("query", type=click.Path(dir_okay=False))
-def check(query) -> None:
+@click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=_REFERENCE_HELP)
+def check(query, references) -> None:
     """Parse and analyse QUERY without starting Spark."""
-    compiled = _compile(query, EventOrderingPolicy())
+    compiled = _compile(query, EventOrderingPolicy(), tuple(_reference_names(references)))
     click.echo(f"{query}: ok ({len(compiled.statements)} statement(s); inputs: "
                f"{', '.join(compiled.input_names)}; outputs: {', '.join(compiled.output_names)})")
 
@@ -171,11 +196,13 @@ def check(query) -> None:
 @click.option("--ooo", default="0s", show_default=True)
 @click.option("--early", default="5m", show_default=True)
 @click.option("--action", type=click.Choice(["adjust", "drop"]), default="adjust", show_default=True)
-def explain(query, late, ooo, early, action) -> None:
+@click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=_REFERENCE_HELP)
+def explain(query, late, ooo, early, action, references) -> None:
     """Print the logical plan of QUERY, event-ordering policy included."""
     from asaql.plan.explain import explain_plan
 
-    compiled = _compile(query, EventOrderingPolicy.from_options(late, ooo, early, action))
+    compiled = _compile(query, EventOrderingPolicy.from_options(late, ooo, early, action),
+                        tuple(_reference_names(references)))
     click.echo(explain_plan(compiled.plan))
 
 

@@ -27,9 +27,16 @@ class CompiledQuery:
     def output_names(self) -> tuple[str, ...]:
         return self.plan.output_names
 
+    @property
+    def reference_names(self) -> tuple[str, ...]:
+        return self.plan.reference_names
 
-def compile_query(text: str, policy: EventOrderingPolicy | None = None) -> CompiledQuery:
+
+def compile_query(text: str, policy: EventOrderingPolicy | None = None,
+                  references=()) -> CompiledQuery:
+    """`references`: the input names that are reference data (static tables, joined without
+    DATEDIFF); every other input is a stream."""
     policy = policy or EventOrderingPolicy()
     tree = parse(text)
-    statements = analyze(tree)
+    statements = analyze(tree, references)
     return CompiledQuery(text, tree, statements, plan_statements(statements, policy), policy)

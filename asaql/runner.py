@@ -25,6 +25,7 @@ class RunOptions:
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
     poll_seconds: float = 1.0
     tick_seconds: float = 5.0  # --follow: how often an idle input's arrival clock is advanced
+    references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
 
 
 def resolve_aliases(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:
@@ -44,7 +45,11 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     missing = [name for name in compiled.input_names if name not in options.inputs]
     if missing:
         raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
-    for path in options.inputs.values():
+    missing = [name for name in compiled.reference_names if name not in options.references]
+    if missing:
+        raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
+                                 f"--reference {missing[0]}=PATH")
+    for path in (*options.inputs.values(), *options.references.values()):
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
 

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from asaql.analysis import functions, scalar_functions
 from asaql.analysis.aggregates import bind_aggregate, is_aggregate
 from asaql.analysis.bound import (
-    AggregateCall, AggregateRef, Field, FieldAccess, GroupRef, map_children, transform, walk,
+    AggregateCall, AggregateRef, AliasField, Field, FieldAccess, GroupRef, map_children,
+    transform, walk,
 )
+from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
 )
@@ -30,7 +32,10 @@ class OutputColumn:
 
 @dataclass(frozen=True, slots=True)
 class AllFields:
-    """`*` or `alias.*`: every field of the input record, in input order."""
+    """`*` or `alias.*`: every field of the input record, in input order; with `alias`, every
+    field of that joined reference data row."""
+
+    alias: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,15 +60,18 @@ class BoundStatement:
     where: object | None
     columns: tuple[OutputColumn | AllFields, ...]
     aggregation: Aggregation | None = None
+    laterals: tuple = ()  # ReferenceJoin / ApplyElements, in FROM order, before WHERE
     span: object = dataclasses.field(default=None, compare=False)
 
 
-def analyze(query: ast.Query) -> tuple[BoundStatement, ...]:
+def analyze(query: ast.Query, references=frozenset()) -> tuple[BoundStatement, ...]:
     """Every SELECT … INTO as statements over one input each. A WITH step is a view: a
     statement reading it is composed with it (its WHERE, columns and window folded in), so
     statements over the same input and TIMESTAMP BY still share one read and one stateful step;
-    a UNION is one statement per branch writing the same output."""
-    steps: dict[str, tuple[BoundStatement, ...]] = {}
+    a UNION is one statement per branch writing the same output. `references` names the
+    inputs that are reference data (lower case)."""
+    context = _QueryContext(references=frozenset(r.lower() for r in references))
+    steps = context.steps
     for step in query.steps:
         if step.name.key in steps:
             raise InvalidQueryError(f"the step '{step.name.name}' is defined twice", step.name.span)
@@ -71,11 +79,11 @@ def analyze(query: ast.Query) -> tuple[BoundStatement, ...]:
             if member.into is not None:
                 raise InvalidQueryError("a WITH step cannot have INTO: the SELECT that reads the "
                                         "step writes the output", member.into.span)
-        steps[step.name.key] = _bind_union(step.query, steps)
+        steps[step.name.key] = _bind_union(step.query, context)
     bound: list[BoundStatement] = []
     for statement in query.statements:
         output = statement.into.name if statement.into is not None else DEFAULT_OUTPUT
-        bound.extend(dataclasses.replace(b, output=output) for b in _bind_union(statement, steps))
+        bound.extend(dataclasses.replace(b, output=output) for b in _bind_union(statement, context))
     return tuple(bound)
 
 
@@ -87,7 +95,13 @@ def _union_members(s: ast.SelectStatement) -> list[ast.SelectStatement]:
     return members
 
 
-def _bind_union(s: ast.SelectStatement, steps: dict) -> tuple[BoundStatement, ...]:
+@dataclass
+class _QueryContext:
+    references: frozenset  # inputs that are reference data (lower case)
+    steps: dict = dataclasses.field(default_factory=dict)  # WITH steps bound so far
+
+
+def _bind_union(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundStatement, ...]:
     """ASA's UNION keeps every row (duplicates too); its branches need the same column names in
     the same order (checked when no branch uses `*`, whose columns are known only at run)."""
     members = _union_members(s)
@@ -95,7 +109,7 @@ def _bind_union(s: ast.SelectStatement, steps: dict) -> tuple[BoundStatement, ..
         if member.into is not None:
             raise InvalidQueryError("INTO belongs to the first SELECT of a UNION",
                                     member.into.span)
-    branches = [_bind_select(member, steps) for member in members]
+    branches = [_bind_select(member, context) for member in members]
     names = [_column_names(b[0]) for b in branches]
     for member, other in zip(members[1:], names[1:]):
         if names[0] is not None and other is not None and \
@@ -117,8 +131,6 @@ def _unsupported(feature: str, span) -> None:
 
 
 def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
-    for item in s.joins:
-        _unsupported("JOINs" if isinstance(item, ast.Join) else "APPLY operators", item.span)
     if s.having is not None and s.group_by is None:
         _unsupported("HAVING clauses without GROUP BY", s.having.span)
     if s.distinct:
@@ -129,18 +141,82 @@ def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
                                 "GROUP BY", s.top.span)
 
 
-def _bind_select(s: ast.SelectStatement, steps: dict) -> tuple[BoundStatement, ...]:
+def _bind_select(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundStatement, ...]:
     """One SELECT (no UNION): over an input, one statement; over a step, one per branch of it."""
     _reject_unsupported_clauses(s)
-    step = steps.get(s.source.name.key)
+    if s.source.name.key in context.references:
+        raise InvalidQueryError(f"'{s.source.name.name}' is reference data: it can only be "
+                                "joined to a stream", s.source.name.span)
+    step = context.steps.get(s.source.name.key)
     if step is None:
-        return (_bind_statement(s),)
-    return tuple(_bind_over_step(s, branch) for branch in step)
+        return (_bind_statement(s, context),)
+    return tuple(_bind_over_step(s, branch, context) for branch in step)
 
 
-def _bind_statement(s: ast.SelectStatement) -> BoundStatement:
+def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryContext,
+                   windowed_step: bool = False) -> tuple:
+    """JOINs with reference data and APPLY operators, left to right: each ON or APPLY
+    argument sees the input and the aliases before it."""
+    laterals = []
+    for item in s.joins:
+        if windowed_step:
+            _unsupported("JOINs and APPLY over a step that aggregates", item.span)
+        if isinstance(item, ast.Apply):
+            laterals.append(_bind_apply(item, binder))
+        else:
+            laterals.append(_bind_join(item, binder, context))
+        binder.aliases[laterals[-1].alias] = laterals[-1]
+    if s.group_by is not None:
+        for item, lateral in zip(s.joins, laterals):
+            if isinstance(lateral, ApplyElements):
+                _unsupported("APPLY operators in a GROUP BY query", item.span)
+    return tuple(laterals)
+
+
+def _bind_apply(item: ast.Apply, binder: "_Binder") -> ApplyElements:
+    function = item.call.name.key
+    if function not in APPLY_FUNCTIONS:
+        raise InvalidQueryError(f"APPLY takes GetArrayElements() or GetRecordProperties(), not "
+                                f"{item.call.name.name}()", item.call.span)
+    if len(item.call.args) != 1 or item.call.star:
+        raise InvalidQueryError(f"{item.call.name.name}() takes one argument", item.call.span)
+    argument = binder.bind(item.call.args[0], allow_system_timestamp=False, what="APPLY")
+    if any(isinstance(n, AliasField) for n in walk(argument)):
+        raise UnsupportedFeatureError("APPLY over a joined row or another APPLY's elements is "
+                                      "not supported yet: apply it to a field of the input",
+                                      item.call.args[0].span, hint=_LATER)
+    return ApplyElements(item.alias.key, function, argument, item.kind == "OUTER")
+
+
+def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext) -> ReferenceJoin:
+    source = join.source
+    has_datediff = any(isinstance(n, ast.FunctionCall) and n.name.key == "datediff"
+                       for n in walk(join.condition))
+    if source.name.key not in context.references:
+        if not has_datediff:
+            raise InvalidQueryError(
+                f"a JOIN of two streams needs DATEDIFF in ON to bound how far apart the events "
+                f"may be; if '{source.name.name}' is reference data, run with --reference "
+                f"{source.name.name}=PATH", join.span)
+        raise UnsupportedFeatureError("JOINs of two streams (with DATEDIFF) are not supported "
+                                      "yet; reference data joins are", join.span, hint=_LATER)
+    if source.timestamp_by is not None or source.partition_by is not None:
+        raise InvalidQueryError(f"'{source.name.name}' is reference data: it has no "
+                                "TIMESTAMP BY or PARTITION BY", source.span)
+    alias = source.reference_name.key
+    if alias in binder.aliases or alias == binder.alias.key:
+        raise InvalidQueryError(f"the alias '{source.reference_name.name}' is used twice",
+                                source.span)
+    binder.aliases[alias] = None  # visible in its own ON
+    condition = binder.bind(join.condition, allow_system_timestamp=False, what="ON")
+    keys, residual = split_condition(condition, alias)
+    return ReferenceJoin(alias, source.name.name, join.kind == "LEFT", keys, residual)
+
+
+def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStatement:
     source = s.source
     binder = _Binder(source.reference_name)
+    laterals = _bind_laterals(s, binder, context)
     timestamp_by, over = None, ()
     if source.timestamp_by is not None:
         timestamp_by = binder.bind(source.timestamp_by.expr, allow_system_timestamp=False)
@@ -151,13 +227,13 @@ def _bind_statement(s: ast.SelectStatement) -> BoundStatement:
         where = binder.bind(s.where) if s.where is not None else None
         columns = _bind_columns(s.items, binder)
         return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                              columns, span=s.span)
+                              columns, laterals=laterals, span=s.span)
     where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
         if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
     _check_progress_keys(aggregation, over, partitioned, s.group_by)
     return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                          columns, aggregation, span=s.span)
+                          columns, aggregation, laterals=laterals, span=s.span)
 
 
 def _partitioned(source: ast.InputSource) -> bool:
@@ -170,7 +246,8 @@ def _partitioned(source: ast.InputSource) -> bool:
     return True
 
 
-def _bind_over_step(s: ast.SelectStatement, step: BoundStatement) -> BoundStatement:
+def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
+                    context: _QueryContext) -> BoundStatement:
     """A SELECT reading a step, composed with it: names resolve to the step's columns; the
     step's WHERE and the statement's are both applied; over a step that aggregates, the
     statement's WHERE filters the step's window rows (like HAVING)."""
@@ -181,6 +258,8 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement) -> BoundStatem
             "have their System.Timestamp", source.timestamp_by.span)
     partitioned = step.partition_by_partition_id or _partitioned(source)
     binder = _Binder(source.reference_name, step=step, step_name=source.name.name)
+    laterals = step.laterals + _bind_laterals(s, binder, context,
+                                              windowed_step=step.aggregation is not None)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if step.aggregation is not None:
         if s.group_by is not None:
@@ -196,14 +275,16 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement) -> BoundStatem
     if s.group_by is None:
         where = binder.bind(s.where) if s.where is not None else None
         return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
-                                   where=_and(step.where, where),
+                                   where=_and(step.where, where), laterals=laterals,
                                    columns=_bind_columns(s.items, binder), span=s.span)
     where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
         if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
     _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
+    if any(isinstance(lateral, ApplyElements) for lateral in laterals):
+        _unsupported("APPLY operators in a GROUP BY query", s.group_by.span)
     return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
-                               where=_and(step.where, where), columns=columns,
+                               where=_and(step.where, where), columns=columns, laterals=laterals,
                                aggregation=aggregation, span=s.span)
 
 
@@ -218,8 +299,7 @@ def _bind_columns(items, binder: "_Binder") -> tuple:
     seen: dict[str, ast.Node] = {}
     for position, item in enumerate(items, start=1):
         if isinstance(item.expr, ast.Star):
-            binder.check_qualifier(item.expr.qualifier)
-            columns.extend(binder.star_columns())
+            columns.extend(binder.star_columns(item.expr.qualifier))
             continue
         name = _column_name(item, position)
         _check_unique(name, item, seen)
@@ -373,16 +453,24 @@ class _Binder:
         self.alias = alias
         self.step = step
         self.step_name = step_name
+        # aliases of joined reference data and applied elements (lower case) → their lateral
+        self.aliases: dict[str, object] = {}
         self.step_columns = {c.name.lower(): c for c in step.columns
                              if isinstance(c, OutputColumn)} if step is not None else {}
 
-    def check_qualifier(self, qualifier: ast.Identifier | None) -> None:
-        if qualifier is not None and qualifier.key != self.alias.key:
-            raise UnknownNameError(f"unknown input alias '{qualifier.name}'", qualifier.span,
-                                   hint=f"the input of this SELECT is '{self.alias.name}'")
-
-    def star_columns(self) -> tuple:
-        return (AllFields(),) if self.step is None else self.step.columns
+    def star_columns(self, qualifier: ast.Identifier | None) -> tuple:
+        """`*`: the input's fields (or the step's columns), then each joined reference row's;
+        `alias.*`: one of them."""
+        references = [a for a, lateral in self.aliases.items() if isinstance(lateral, ReferenceJoin)]
+        own = (AllFields(),) if self.step is None else self.step.columns
+        if qualifier is None:
+            return own + tuple(AllFields(alias=a) for a in references)
+        if qualifier.key == self.alias.key:
+            return own
+        if qualifier.key in references:
+            return (AllFields(alias=qualifier.key),)
+        raise UnknownNameError(f"unknown input alias '{qualifier.name}'", qualifier.span,
+                               hint=f"the input of this SELECT is '{self.alias.name}'")
 
     def bind(self, node, allow_system_timestamp: bool = True, what: str = "TIMESTAMP BY",
              no_aggregates: bool = False):
@@ -413,6 +501,9 @@ class _Binder:
 
     def _field(self, ref: ast.ColumnRef):
         parts = ref.parts
+        if len(parts) > 1 and parts[0].key in self.aliases:
+            return AliasField(alias=parts[0].key, path=tuple(p.name for p in parts[1:]),
+                              span=ref.span)
         if len(parts) > 1 and parts[0].key == self.alias.key:
             parts = parts[1:]
         names = tuple(p.name for p in parts)

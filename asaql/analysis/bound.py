@@ -22,6 +22,15 @@ class Field(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AliasField(Node):
+    """A field of a row joined to the event (a reference data row, an applied element):
+    `alias` (lower case) names it, `path` the field and nested fields."""
+
+    alias: str
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class FieldAccess(Node):
     """Nested fields of a computed record (`step.column.a.b` where the step computed `column`)."""
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.plan.nodes import (
-    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, ReadInput,
-    WindowAggregate, WriteOutput,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan,
+    PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
 )
 from asaql.plan.printer import expression_text, window_text
 
@@ -33,7 +33,8 @@ def _describe(node: PlanNode) -> str:
     if isinstance(node, WriteOutput):
         return f"WriteOutput {node.output}"
     if isinstance(node, Project):
-        items = ["*" if isinstance(c, AllFields) else f"{expression_text(c.expr)} AS {c.name}"
+        items = [(f"{c.alias}.*" if c.alias else "*") if isinstance(c, AllFields)
+                 else f"{expression_text(c.expr)} AS {c.name}"
                  for c in node.columns if isinstance(c, (AllFields, OutputColumn))]
         return "Project " + ", ".join(items)
     if isinstance(node, WindowAggregate):
@@ -46,6 +47,18 @@ def _describe(node: PlanNode) -> str:
                   "System.Timestamp = window end")
     if isinstance(node, Filter):
         return f"Filter {expression_text(node.predicate)}"
+    if isinstance(node, JoinReference):
+        j = node.join
+        keys = [f"{expression_text(a)} = {expression_text(b)}" for a, b in j.keys]
+        on = " AND ".join(keys + ([expression_text(j.residual)] if j.residual is not None else []))
+        return (f"JoinReference {'LEFT ' if j.left else ''}{j.input_name} AS {j.alias} ON {on}"
+                f" (static table{', looked up by ' + ', '.join(keys) if keys else ''})")
+    if isinstance(node, ApplyToElements):
+        a = node.apply
+        name = {"getarrayelements": "GetArrayElements",
+                "getrecordproperties": "GetRecordProperties"}[a.function]
+        return (f"ApplyToElements {'OUTER' if a.outer else 'CROSS'} APPLY "
+                f"{name}({expression_text(a.argument)}) AS {a.alias}")
     if isinstance(node, ApplyEventOrdering):
         key = ("substream " + ", ".join(expression_text(e) for e in node.substream)
                if node.substream else "PartitionId")

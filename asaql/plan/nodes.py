@@ -63,6 +63,33 @@ class ApplyEventOrdering(PlanNode):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class JoinReference(PlanNode):
+    """Each event with the rows of a reference data input that match ON (`join`, an
+    asaql.analysis.laterals.ReferenceJoin): once per match; with LEFT JOIN, once with NULLs
+    when none does. Reference data is a static table, loaded when the run starts."""
+
+    input: PlanNode
+    join: object
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApplyToElements(PlanNode):
+    """CROSS / OUTER APPLY: each event once per element of an array (or property of a
+    record) it holds (`apply`, an asaql.analysis.laterals.ApplyElements)."""
+
+    input: PlanNode
+    apply: object
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Filter(PlanNode):
     input: PlanNode
     predicate: object
@@ -128,6 +155,17 @@ class Plan:
     @property
     def output_names(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(w.output for w in self.outputs))
+
+    @property
+    def reference_names(self) -> tuple[str, ...]:
+        names = []
+        for write in self.outputs:
+            node = write
+            while node.children:
+                if isinstance(node, JoinReference):
+                    names.append(node.join.input_name)
+                node = node.children[0]
+        return tuple(dict.fromkeys(names))
 
     @property
     def input_names(self) -> tuple[str, ...]:

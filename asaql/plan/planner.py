@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from asaql.analysis.analyzer import BoundStatement
+from asaql.analysis.laterals import ApplyElements
 from asaql.plan.nodes import (
-    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, Project, ReadInput, WindowAggregate,
-    WriteOutput,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan, Project,
+    ReadInput, WindowAggregate, WriteOutput,
 )
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -23,6 +24,9 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
                                   partition_by_partition_id=s.partition_by_partition_id,
                                   policy=policy)
     source = node
+    for lateral in s.laterals:
+        node = ApplyToElements(input=node, apply=lateral) if isinstance(lateral, ApplyElements) \
+            else JoinReference(input=node, join=lateral)
     if s.where is not None:
         node = Filter(input=node, predicate=s.where)
     if s.aggregation is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from asaql.analysis.bound import AggregateCall, AggregateRef, Field, GroupRef
+from asaql.analysis.bound import AggregateCall, AggregateRef, AliasField, Field, FieldAccess, GroupRef
 from asaql.analysis.windows import (
     HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow,
 )
@@ -20,6 +20,16 @@ def expression_text(node) -> str:
 @expression_text.register
 def _(node: Field) -> str:
     return ".".join(node.path)
+
+
+@expression_text.register
+def _(node: AliasField) -> str:
+    return ".".join((node.alias, *node.path))
+
+
+@expression_text.register
+def _(node: FieldAccess) -> str:
+    return ".".join((f"({expression_text(node.operand)})", *node.path))
 
 
 @expression_text.register
@@ -87,6 +97,11 @@ def _(node: ast.Case) -> str:
     if node.else_ is not None:
         parts.append(f"ELSE {expression_text(node.else_)}")
     return " ".join(parts + ["END"])
+
+
+@expression_text.register
+def _(node: ast.FunctionCall) -> str:
+    return f"{node.name.name.upper()}({', '.join(expression_text(a) for a in node.args)})"
 
 
 @expression_text.register

@@ -49,6 +49,8 @@ class StatementSpec:
     aggregates: tuple[AggregateSpec, ...]
     result_groups: tuple[str, ...]  # output column per group value
     result_aggregates: tuple[str, ...]  # output column per aggregate
+    failure: str | None = None  # why a CAST failed on the event (NULL when none did)
+    record: str | None = None  # the event as JSON, for the errors file when one did
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,9 @@ class SourceStep:
             closing = dict.fromkeys(marks, INFINITY) if ended else marks
             closed_until: dict = {}
             for statement in spec.statements:
+                failed = self._failed(statement, good, accepted)
+                if failed is not None:
+                    yield self._output(failed)
                 result = self._windows(statement, s, good, arrival, stamps, accepted, closing,
                                        closed_until)
                 if result is not None:
@@ -188,6 +193,20 @@ class SourceStep:
         return marks
 
     # ------------------------------------------------------------------ windows
+    @staticmethod
+    def _failed(st: StatementSpec, good, accepted) -> pd.DataFrame | None:
+        """Accepted events a CAST of the statement failed on: set aside (its WHERE leaves them
+        out of the windows), with the reason, for the errors file."""
+        if st.failure is None:
+            return None
+        failing = accepted & good[st.failure].notna().to_numpy()
+        if not failing.any():
+            return None
+        bad = good.loc[failing, [C.FILE, C.LINE, st.failure, st.record]].reset_index(drop=True)
+        bad = bad.rename(columns={st.failure: C.ERROR, st.record: C.RAW})
+        bad[C.ROW_KIND] = C.FAILED
+        return bad
+
     def _windows(self, st: StatementSpec, s: BucketState, good, arrival, stamps, accepted, marks,
                  closed_until) -> pd.DataFrame | None:
         chosen = accepted.copy()

@@ -14,6 +14,7 @@ from pyspark.sql import SparkSession
 
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
+from asaql.spark.reference import load_reference
 from asaql.spark.relations import group_by_source, lower_group
 from asaql.spark.session import build_session
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts
@@ -31,6 +32,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     counts = RunCounts()
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
                if alias in compiled.input_names}
+    references = {alias.lower(): load_reference(spark, alias, path)
+                  for alias, path in options.references.items()}
     queries, counted_inputs, tickers = [], set(), []
     for index, group in enumerate(group_by_source(compiled.plan)):
         alias = group.input_alias
@@ -42,7 +45,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         partitions = discover_partitions(spark, path) \
             if group.scope == "combined" and group.windowed else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(control),
-                              options.max_files_per_trigger, partitions, buckets)
+                              options.max_files_per_trigger, partitions, buckets, references)
         writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                              counts, errors, stateful=group.stateful,
                              count_input=alias not in counted_inputs)

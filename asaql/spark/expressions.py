@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import sys
 from functools import singledispatch
 
@@ -9,7 +10,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import AggregateRef, Field, FieldAccess, GroupRef
+from asaql.analysis.bound import AggregateRef, AliasField, Field, FieldAccess, GroupRef
 from asaql.errors import UnsupportedFeatureError
 from asaql.runtime import columns as C
 from asaql.syntax import ast
@@ -53,6 +54,22 @@ class Scope:
         self.aggregates = list(aggregates)
         self.frame = frame  # a DataFrame the columns resolve against (for types), if known
         self.warned: set[str] = set()
+        self.aliases: dict[str, Column] = {}  # joined reference rows, applied elements
+        self.references: dict = {}  # reference data tables by input name (lower case)
+        # CASTs that can fail on a row: (failed, reason) columns, so the row is set aside
+        self.failures: list[tuple[Column, Column]] = []
+
+    def record_failure(self, failed: Column, reason: Column) -> None:
+        # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
+        # NULL there, as TRY_CAST gives (docs/design.md).
+        if not self.aliases:
+            self.failures.append((failed, reason))
+
+    def with_aliases(self, aliases: dict[str, Column]) -> "Scope":
+        """The same scope with rows bound to aliases (inside a lambda over partner rows)."""
+        scope = copy.copy(self)
+        scope.aliases = {**self.aliases, **aliases}
+        return scope
 
     def type_of(self, column: Column) -> T.DataType | None:
         """The Spark type of a lowered expression, or None when no frame is known."""
@@ -89,6 +106,14 @@ def lower_expr(node, scope: Scope) -> Column:
 @lower_expr.register
 def _(node: Field, scope: Scope) -> Column:
     return scope.field(node)
+
+
+@lower_expr.register
+def _(node: AliasField, scope: Scope) -> Column:
+    column = scope.aliases[node.alias]
+    for part in node.path:
+        column = column.getField(part)
+    return column
 
 
 @lower_expr.register
@@ -167,8 +192,25 @@ def _(node: ast.Cast, scope: Scope) -> Column:
     if target is None:
         raise UnsupportedFeatureError(f"CAST to {node.type_name} is not supported yet", node.span)
     operand = lower_expr(node.operand, scope)
-    # decision: a value that does not convert becomes NULL (Spark's try_cast); ASA fails the row.
-    return operand.try_cast(target)
+    value = convert(operand, scope.type_of(operand), target)
+    if not node.try_cast:
+        # ASA stops the job on a failed CAST; asaql sets the row aside with the reason.
+        where = f" (line {node.span.line}, column {node.span.column})" if node.span else ""
+        scope.record_failure(operand.isNotNull() & value.isNull(), F.concat(
+            F.lit("CAST of '"), operand.cast("string"), F.lit(f"' AS {node.type_name} failed{where}")))
+    return value
+
+
+def convert(value: Column, source: T.DataType | None, target: str) -> Column:
+    """ASA's conversions where they differ from Spark's cast: datetimes become text as ASA
+    writes them; text becomes a datetime only when it is one (ISO 8601)."""
+    if target == "string" and isinstance(source, (T.TimestampType, T.TimestampNTZType)):
+        return F.concat(F.date_format(value, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"), F.lit("0Z"))
+    if target == "timestamp" and isinstance(source, T.StringType):
+        return F.try_to_timestamp(value)
+    if target == "bigint" and isinstance(source, (T.FloatType, T.DoubleType)):
+        return F.when(value.isNotNull() & ~F.isnan(value), value.try_cast("bigint"))
+    return value.try_cast(target)
 
 
 @lower_expr.register

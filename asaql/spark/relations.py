@@ -9,6 +9,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -16,9 +17,10 @@ from pyspark.sql import types as T
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.errors import QueryAnalysisError
+from asaql.analysis.laterals import ReferenceJoin
 from asaql.plan.nodes import (
-    ApplyEventOrdering, AssignArrivalTime, Filter, Plan, PlanNode, Project, WriteOutput,
-    timestamped_source,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan,
+    PlanNode, Project, WriteOutput, timestamped_source,
 )
 from asaql.plan.planner import watermark_scope
 from asaql.plan.policy import EventOrderingPolicy
@@ -27,6 +29,7 @@ from asaql.runtime.policy import PolicySettings
 from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.io import read_events
+from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
 
 JSON_COLUMN = "_asaql_json"
@@ -77,15 +80,19 @@ class LoweredGroup:
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
-                buckets: int) -> LoweredGroup:
+                buckets: int, references: dict | None = None) -> LoweredGroup:
+    """`references`: the reference data tables by input name (lower case)."""
+    references = references or {}
     events = read_events(spark, path, schema, control, max_files_per_trigger)
     scope = Scope(schema, frame=events)
+    scope.references = references
     if not group.stateful:
         stream = events.where(F.col(C.CONTROL).isNull()).select(
             "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
             F.lit(C.EVENT).alias(C.ROW_KIND))
-        return LoweredGroup(stream, [(w, event_lines(w, stream, schema)) for w in group.writes])
+        return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references))
+                                     for w in group.writes])
     source = group.source
     stamped = _stamp(events, source, scope)
     windowed = [prepare(i, w, stamped, scope, _record(schema)) for i, w in enumerate(group.windowed)]
@@ -115,7 +122,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
-    outputs = [(w, event_lines(w, stream, schema)) for w in passthrough]
+    outputs = [(w, event_lines(w, stream, schema, references)) for w in passthrough]
     outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
     return LoweredGroup(stream, outputs)
 
@@ -186,26 +193,81 @@ def _stamp(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
 @dataclass
 class OutputLines:
     """How one statement's output comes out of a micro-batch of the stream: the rows that belong
-    to it, each as a JSON line, with the values that order the lines (ORDER_COLUMNS)."""
+    to it, each as a JSON line, with the values that order the lines (ORDER_COLUMNS).
+
+    With JOINs of reference data or APPLY, a row gives one line per partner combination:
+    `combinations` is the array of them and `per_combination(combo)` its (condition, line)."""
 
     condition: Column
-    line: Column
+    line: Column | None
     order: list[Column]
+    combinations: Column | None = None
+    per_combination: Callable[[Column], tuple[Column, Column]] | None = None
+    # Rows a failed CAST sets aside: which, why, and the record as read.
+    failed: Column | None = None
+    failure_reason: Column | None = None
+    record: Column | None = None
 
 
-def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType) -> OutputLines:
-    """A pass-through statement: its accepted events, WHERE, SELECT."""
+def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
+                references: dict | None = None) -> OutputLines:
+    """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT."""
     scope = Scope(schema, frame=stream)
+    scope.references = references or {}
     condition = (F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull()
-    node, columns = write.input, None
-    while isinstance(node, (Filter, Project)):
+    node, project, filters = write.input, None, []
+    while isinstance(node, (Filter, Project, JoinReference, ApplyToElements)):
         if isinstance(node, Filter):
-            condition = condition & F.coalesce(lower_expr(node.predicate, scope), F.lit(False))
-        else:
-            columns = _project(node.columns, scope, schema)
+            filters.append(node.predicate)
+        elif isinstance(node, Project):
+            project = node
         node = node.input
     order = [F.col(c) for c in ORDER_COLUMNS]
-    return OutputLines(condition, _json_line(stream, columns), order)
+    laterals = laterals_below(write)
+    tables = _alias_schemas(laterals, scope)
+    if not laterals:
+        keep = F.lit(True)
+        for predicate in filters:
+            keep = keep & F.coalesce(lower_expr(predicate, scope), F.lit(False))
+        in_where = len(scope.failures)
+        line = _json_line(stream, _project(project.columns, scope, tables))
+        if not scope.failures:
+            return OutputLines(condition & keep, line, order)
+        # A CAST that fails in WHERE fails the row; in SELECT, only a row WHERE keeps.
+        failures = [(f if i < in_where else keep & f, r) for i, (f, r) in enumerate(scope.failures)]
+        failed = F.lit(False)
+        reason = F.lit(None).cast("string")
+        for flag, why in reversed(failures):
+            failed = failed | F.coalesce(flag, F.lit(False))
+            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
+        record = F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
+        return OutputLines(condition & keep & ~failed, line, order, failed=condition & failed,
+                           failure_reason=reason, record=record)
+    combos = combinations(laterals, scope)
+    aliases = [lateral.alias for lateral in laterals]
+    # Types come from the first combination (lambda variables have none until Spark runs).
+    sample = bind(scope, F.try_element_at(combos, F.lit(1)), aliases)
+    types = _line_types(stream, _project(project.columns, sample, tables))
+
+    def per_combination(combo: Column) -> tuple[Column, Column]:
+        inner = bind(scope, combo, aliases)
+        keep = F.lit(True)
+        for predicate in filters:
+            keep = keep & F.coalesce(lower_expr(predicate, inner), F.lit(False))
+        return keep, _json_from(_project(project.columns, inner, tables), types)
+
+    return OutputLines(condition, None, order, combos, per_combination)
+
+
+def _alias_schemas(laterals: list, scope: Scope) -> dict[str, T.StructType]:
+    """`r.*`: the fields of each joined reference table."""
+    schemas = {}
+    for lateral in laterals:
+        if isinstance(lateral, ReferenceJoin):
+            table = scope.references.get(lateral.input_name.lower())
+            if table is not None:
+                schemas[lateral.alias] = table.schema
+    return schemas
 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
@@ -215,13 +277,20 @@ def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.Stru
     if statement.having is not None:
         condition = condition & F.coalesce(lower_expr(statement.having, scope), F.lit(False))
     order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
-    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope, schema)),
+    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope, {})),
                        order)
 
 
 def _json_line(stream: DataFrame, columns: list[Column]) -> Column:
     """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them."""
-    types = stream.select(*columns).schema.fields
+    return _json_from(columns, _line_types(stream, columns))
+
+
+def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]:
+    return stream.select(*columns).schema.fields
+
+
+def _json_from(columns: list[Column], types: list[T.StructField]) -> Column:
     values = []
     for column, f in zip(columns, types):
         if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
@@ -230,12 +299,22 @@ def _json_line(stream: DataFrame, columns: list[Column]) -> Column:
     return F.to_json(F.struct(*values), {"ignoreNullFields": "false"})
 
 
-def _project(columns, scope: Scope, schema: T.StructType) -> list[Column]:
+def _project(columns, scope: Scope, tables: dict[str, T.StructType]) -> list[Column]:
     out: list[Column] = []
+    names: set[str] = set()
     for column in columns:
         if isinstance(column, AllFields):
-            out.extend(F.col(f"`{f.name}`") for f in schema.fields)
+            # ASA: a field of `*` whose name an earlier column has is left out.
+            fields = tables.get(column.alias, T.StructType()).fields if column.alias \
+                else scope.schema.fields
+            for f in fields:
+                if f.name.lower() not in names:
+                    names.add(f.name.lower())
+                    source = scope.aliases[column.alias].getField(f.name) if column.alias \
+                        else F.col(f"`{f.name}`")
+                    out.append(source.alias(f.name))
         elif isinstance(column, OutputColumn):
+            names.add(column.name.lower())
             out.append(lower_expr(column.expr, scope).alias(column.name))
     return out
 

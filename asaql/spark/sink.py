@@ -27,6 +27,7 @@ class RunCounts:
     out_of_order: int = 0
     dropped: int = 0
     malformed: int = 0
+    failed: int = 0  # rows a failed CAST set aside (in the errors file)
     batches: int = 0
     seconds: float = 0.0
     state_rows: list = field(default_factory=list)  # events held for open windows, per micro-batch
@@ -54,12 +55,12 @@ class LineSink:
     def write(self, batch: DataFrame, lines: OutputLines, batch_id: int) -> int:
         """A folder: Spark's text writer, one part file per micro-batch."""
         observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
-        selected = batch.where(lines.condition).select(
-            lines.line.alias(JSON_COLUMN), *[c.alias(n) for c, n in zip(lines.order, ORDER_COLUMNS)])
+        selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*")
         counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
         with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
-            counted.sortWithinPartitions(*ORDER_COLUMNS, JSON_COLUMN).select(JSON_COLUMN) \
-                .write.mode("append").text(self.target)
+            counted.sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
+                .select(JSON_COLUMN).write.mode("append").text(self.target)
         return observation.get.get("rows") or 0
 
     def write_rows(self, rows) -> int:
@@ -76,8 +77,9 @@ class LineSink:
 
 
 def _order(row) -> tuple:
-    """System.Timestamp, key, arrival, file, line, then the line itself; NULLs first."""
-    return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, JSON_COLUMN))
+    """System.Timestamp, key, arrival, file, line, the partner combination (joins, APPLY),
+    then the line itself; NULLs first."""
+    return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, _POSITION, JSON_COLUMN))
 
 
 class ErrorLog:
@@ -128,9 +130,11 @@ class BatchWriter:
             observed = observed.persist()
         try:
             written = sum(sink.write(observed, lines, batch_id) for lines, sink in folders)
-            # Without collected outputs, a second pass only for malformed records (counted on
-            # the first).
-            if collected or (self.count_input and observation.get.get("malformed")):
+            # Without collected outputs, a second pass only for malformed records and rows a
+            # CAST failed on (counted on the first; `observation.get` waits for that pass).
+            if collected or any(lines.failed is not None for lines, _ in self.outputs) \
+                    or observation.get.get("failed") \
+                    or (self.count_input and observation.get.get("malformed")):
                 written += self._collect(observed)
             self._add(observation.get, written)
         finally:
@@ -139,22 +143,32 @@ class BatchWriter:
 
     def _collect(self, batch: DataFrame) -> int:
         """Every collected output's lines and the malformed records, in one pass."""
-        entries = []
-        for index, (lines, sink) in enumerate(self.outputs):
-            if sink.collects:
-                entries.append(F.when(lines.condition, _entry(index, lines.line, lines.order)))
+        arrays = [entries(index, lines) for index, (lines, sink) in enumerate(self.outputs)
+                  if sink.collects]
         if self.count_input:
             error = F.to_json(F.struct(C.FILE, C.LINE, C.ERROR, C.RAW))
-            entries.append(F.when(F.col(C.ERROR).isNotNull(),
-                                  _entry(-1, error, [F.lit(None)] * len(ORDER_COLUMNS))))
-        rows = batch.select(F.explode(F.array(*entries)).alias("e")) \
+            arrays.append(F.array(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED),
+                                         _entry(-1, error, [F.lit(None)] * len(ORDER_COLUMNS)))))
+        arrays.append(F.array(F.when(F.col(C.ROW_KIND) == C.FAILED, _entry(
+            _FAILED, F.to_json(F.struct(C.FILE, C.LINE, C.ERROR, C.RAW)),
+            [F.lit(None)] * len(ORDER_COLUMNS)))))
+        for lines, _ in self.outputs:
+            if lines.failed is not None:
+                failure = F.to_json(F.struct(C.FILE, C.LINE, lines.failure_reason.alias(C.ERROR),
+                                             lines.record.alias(C.RAW)))
+                arrays.append(F.array(F.when(lines.failed, _entry(
+                    _FAILED, failure, [F.lit(None)] * len(ORDER_COLUMNS)))))
+        rows = batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*").collect()
         by_destination: dict[int, list] = {}
         for row in rows:
             by_destination.setdefault(row[_DESTINATION], []).append(row)
         malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
-        if malformed:
-            self.errors.write(sorted(malformed, key=lambda r: (r[C.FILE], r[C.LINE])))
+        failed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(_FAILED, [])]
+        if malformed or failed:
+            self.errors.write(sorted(malformed + failed, key=lambda r: (r[C.FILE], r[C.LINE])))
+        with self.lock:
+            self.counts.failed += len(failed)
         # Statements writing one output (a UNION) have their lines merged in order.
         by_sink: dict[int, tuple[LineSink, list]] = {}
         for index, rows in by_destination.items():
@@ -181,21 +195,41 @@ class BatchWriter:
 
 
 _DESTINATION = "_asaql_destination"
+_FAILED = -2  # destination of rows a failed CAST sets aside
+_POSITION = "_asaql_position"
 _ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")  # of ORDER_COLUMNS
 
 
-def _entry(destination: int, line, order) -> Column:
+def entries(destination: int, lines: OutputLines) -> Column:
+    """The lines a row gives one destination, as an array of entries (NULL where none)."""
+    if lines.combinations is None:
+        return F.array(F.when(lines.condition, _entry(destination, lines.line, lines.order)))
+    combos = F.when(lines.condition, lines.combinations) \
+        .otherwise(F.slice(lines.combinations, 1, 0))
+
+    def entry(combo: Column, position: Column) -> Column:
+        keep, line = lines.per_combination(combo)
+        return F.when(keep, _entry(destination, line, lines.order, position))
+
+    return F.transform(combos, entry)
+
+
+def _entry(destination: int, line, order, position: Column | None = None) -> Column:
     """One line for one destination; every entry has the same struct type."""
+    position = F.lit(0) if position is None else position
     return F.struct(F.lit(destination).alias(_DESTINATION), line.alias(JSON_COLUMN),
                     *[value.cast(kind).alias(name)
-                      for value, kind, name in zip(order, _ORDER_TYPES, ORDER_COLUMNS)])
+                      for value, kind, name in zip(order, _ORDER_TYPES, ORDER_COLUMNS)],
+                    position.cast("int").alias(_POSITION))
 
 
 def _counters(stateful: bool) -> tuple:
-    malformed = F.sum(F.when(F.col(C.ERROR).isNotNull(), 1).otherwise(0)).alias("malformed")
+    malformed = F.sum(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED), 1)
+                      .otherwise(0)).alias("malformed")
+    failed = F.sum(F.when(F.col(C.ROW_KIND) == C.FAILED, 1).otherwise(0)).alias("failed")
     if not stateful:
         return (F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"), malformed)
     names = ("input", "early", "late", "ooo", "dropped", "state")
     return (*[F.sum(F.coalesce(F.col(column), F.lit(0))).alias(name)
               for column, name in zip(C.COUNT_COLUMNS, names)],
-            F.max(C.COUNT_COLUMNS[-1]).alias("clock"), malformed)
+            F.max(C.COUNT_COLUMNS[-1]).alias("clock"), malformed, failed)

@@ -18,6 +18,7 @@ from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
 from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.laterals import bind, combinations, laterals_below
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -67,8 +68,18 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     project, having, aggregate, where = split_windowed(write)
     prefix = f"asaql__s{index}_"
     inputs: dict[str, Column] = {}
-    if where is not None:
-        inputs[prefix + "where"] = F.coalesce(lower_expr(where, scope), F.lit(False))
+    laterals = laterals_below(write)
+    matched = F.lit(True)
+    if laterals:
+        # decision: an event of a GROUP BY query joins the first matching reference row (in
+        # file order), so that events are never counted twice; keys are expected unique.
+        combos = combinations(laterals, scope)
+        matched = F.size(combos) > 0
+        scope = bind(scope, F.try_element_at(combos, F.lit(1)), [l.alias for l in laterals])
+    if where is not None or laterals:
+        condition = F.coalesce(lower_expr(where, scope), F.lit(False)) if where is not None \
+            else F.lit(True)
+        inputs[prefix + "where"] = matched & condition
     groups = []
     for j, expr in enumerate(aggregate.group_by):
         groups.append(prefix + f"g{j}")
@@ -82,6 +93,15 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     specs: list[AggregateSpec] = []
     for k, call in enumerate(aggregate.aggregates):
         specs.append(_aggregate_inputs(call, f"{prefix}a{k}", scope, record, inputs, values))
+    failure = record_column = None
+    if scope.failures:  # a failed CAST sets the event aside from this statement's windows
+        failure, record_column = prefix + "failure", prefix + "record"
+        reason = F.lit(None).cast("string")
+        for flag, why in reversed(scope.failures):
+            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
+        inputs[failure] = reason
+        inputs[record_column] = record
+        inputs[prefix + "where"] = inputs.get(prefix + "where", F.lit(True)) & reason.isNull()
     types = _types(events, inputs)
     for spec in specs:  # numeric aggregates read numbers: anything else is converted (or NULL)
         column = spec.order_by[0][0] if spec.function in _PERCENTILES else spec.column
@@ -99,10 +119,11 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         finish.append(F.from_json(F.col(name), final) if call.function in _JSON_RESULTS
                       and step_type == T.StringType() and final != T.StringType() else F.col(name))
     spec = StatementSpec(
-        index=index, window=aggregate.window, where=prefix + "where" if where is not None else None,
+        index=index, window=aggregate.window,
+        where=prefix + "where" if prefix + "where" in inputs else None,
         groups=tuple(groups), session_keys=tuple(session_keys), values=tuple(values),
         aggregates=tuple(specs), result_groups=tuple(result_groups),
-        result_aggregates=tuple(result_aggregates))
+        result_aggregates=tuple(result_aggregates), failure=failure, record=record_column)
     return WindowedStatement(index, write, aggregate, having, project, inputs, spec, fields, finish)
 
 

@@ -3,6 +3,7 @@
 One runner for pytest (tests/golden) and for `asaql test`. Layout:
   query.sql            the ASA query
   input.jsonl|input/   events of the single input (several inputs: inputs/<alias>.jsonl or folder)
+  reference/<alias>.jsonl|.csv   reference data tables (static, joined without DATEDIFF)
   case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
   expected_error.txt   instead of outputs: the rendered error of a query that must not compile
@@ -32,6 +33,7 @@ class Case:
     expected: dict[str, Path]        # alias ('' = the single output)
     expected_error: Path | None
     options: dict = field(default_factory=dict)
+    references: dict[str, Path] = field(default_factory=dict)
 
     @property
     def ordered(self) -> bool:
@@ -62,6 +64,9 @@ def load_case(folder: Path) -> Case:
         expected=_named_files(folder, "expected", "expected"),
         expected_error=folder / "expected_error.txt" if (folder / "expected_error.txt").exists() else None,
         options=options,
+        references={item.stem: item for item in sorted((folder / "reference").iterdir())
+                     if item.suffix in (".jsonl", ".json", ".csv")}
+        if (folder / "reference").is_dir() else {},
     )
 
 
@@ -91,14 +96,17 @@ def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
     """Run the case's query on Spark; output alias → rows, in the order they were written."""
     from asaql.runner import RunOptions, run
 
-    compiled = compile_query(case.query, case.policy())
+    compiled = compile_query(case.query, case.policy(), tuple(case.references))
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
         inputs = {alias: _replayable(path, Path(tmp) / "inputs" / alias)
                   for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
         outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
         options = RunOptions(inputs=inputs, outputs=outputs,
                              max_files_per_trigger=case.options.get("max_files_per_trigger"),
-                             errors_path=os.path.join(tmp, "errors.jsonl"))
+                             errors_path=os.path.join(tmp, "errors.jsonl"),
+                             references=_bind(compiled.reference_names,
+                                              {k: str(v) for k, v in case.references.items()},
+                                              "reference"))
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
 
@@ -119,7 +127,7 @@ def _replayable(path: Path, copy: Path) -> str:
 def compile_error(case: Case) -> str | None:
     """The rendered error of compiling the case's query, or None when it compiles."""
     try:
-        compile_query(case.query, case.policy())
+        compile_query(case.query, case.policy(), tuple(case.references))
     except AsaqlError as error:
         return error.render(case.query, "query.sql")
     return None

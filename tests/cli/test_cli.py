@@ -75,6 +75,38 @@ def test_malformed_records_are_counted_and_set_aside_with_file_line_and_reason(s
     assert "EventEnqueuedUtcTime 'not a time' is not a datetime" == set_aside[2]["reason"]
 
 
+def test_a_failed_cast_sets_the_row_aside_with_its_reason_and_counts_it(spark, tmp_path):
+    """ASA stops the job on a failed CAST; asaql sets the row aside (per statement): a pass-through
+    statement and a windowed one, TRY_CAST giving NULL, and a CAST in SELECT of a row WHERE
+    leaves out not failing."""
+    events = tmp_path / "events.jsonl"
+    line = '{{"id": {id}, "v": {v}, "t": "2021-01-01T00:00:0{id}Z", ' \
+           '"EventEnqueuedUtcTime": "2021-01-01T00:00:0{id}Z"}}\n'
+    events.write_text("".join(line.format(id=i, v=v) for i, v in
+                              [(1, '"12"'), (2, '"x1"'), (3, '"3"'), (4, "null"), (5, '"oops"')]))
+    query = tmp_path / "q.sql"
+    query.write_text(
+        "SELECT id, CAST(v AS bigint) AS n, TRY_CAST(v AS bigint) AS t INTO rows\n"
+        "FROM input TIMESTAMP BY t WHERE id < 5\n"
+        "SELECT SUM(CAST(v AS bigint)) AS total, COUNT(*) AS events INTO sums\n"
+        "FROM input TIMESTAMP BY t GROUP BY TumblingWindow(minute, 1)")
+    errors = tmp_path / "bad.jsonl"
+    result = invoke("run", str(query), "--input", f"input={events}",
+                    "--output", f"rows={tmp_path / 'rows.jsonl'}",
+                    "--output", f"sums={tmp_path / 'sums.jsonl'}", "--errors", str(errors))
+    assert result.exit_code == 0, result.output
+    assert rows((tmp_path / "rows.jsonl").read_text()) == [
+        {"id": 1, "n": 12, "t": 12}, {"id": 3, "n": 3, "t": 3}, {"id": 4, "n": None, "t": None}]
+    assert rows((tmp_path / "sums.jsonl").read_text()) == [{"total": 15, "events": 3}]
+    assert "5 input events" in result.stderr and "3 rows failed a CAST" in result.stderr
+    set_aside = rows(errors.read_text())
+    assert sorted((e["line"], e["reason"]) for e in set_aside) == [
+        (2, "CAST of 'x1' AS bigint failed (line 1, column 12)"),
+        (2, "CAST of 'x1' AS bigint failed (line 3, column 12)"),
+        (5, "CAST of 'oops' AS bigint failed (line 3, column 12)")]
+    assert json.loads(set_aside[0]["record"])["v"] == "x1"
+
+
 @pytest.mark.parametrize("text, position, message, shown", [
     ("SELECT deviceId\nFROM input\nGROUP BY deviceId\n", "3:1", "a window must be specified",
      " 3 | GROUP BY deviceId"),

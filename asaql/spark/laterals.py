@@ -1,0 +1,106 @@
+"""JOIN with reference data and CROSS/OUTER APPLY on Spark: for each event, the array of its
+partner combinations (one struct per combination, a field per alias), built with Spark's
+higher-order functions so that no row leaves its micro-batch and no shuffle is added."""
+
+from __future__ import annotations
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin
+from asaql.errors import ConfigurationError, QueryAnalysisError
+from asaql.plan.nodes import ApplyToElements, JoinReference
+from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.reference import key_text
+
+_SEED = "_asaql_seed"
+
+
+def laterals_below(node) -> list:
+    """The join/apply nodes of a statement, in FROM order (the plan holds them top-down)."""
+    found = []
+    while node.children:
+        if isinstance(node, (JoinReference, ApplyToElements)):
+            found.append(node.join if isinstance(node, JoinReference) else node.apply)
+        node = node.children[0]
+    return list(reversed(found))
+
+
+def combinations(laterals: list, scope: Scope) -> Column:
+    """array<struct<alias: row, …>>: every combination of partners of the event, in order; the
+    ON of a later join sees the rows of the earlier ones."""
+    combos = F.array(F.struct(F.lit(True).alias(_SEED)))
+    for k, lateral in enumerate(laterals):
+        combos = F.flatten(F.transform(combos, _extender(lateral, laterals[:k], scope)))
+    return combos
+
+
+def _extender(lateral, earlier: list, scope: Scope):
+    """A one-argument function for Spark's transform (it counts the parameters)."""
+    aliases = [previous.alias for previous in earlier]
+    return lambda combo: _extend(combo, lateral, bind(scope, combo, aliases))
+
+
+def bind(scope: Scope, combo: Column, aliases: list[str]) -> Scope:
+    return scope.with_aliases({alias: combo.getField(alias) for alias in aliases})
+
+
+def _extend(combo: Column, lateral, scope: Scope) -> Column:
+    partners, element = _partners(lateral, scope)
+    if lateral.left if isinstance(lateral, ReferenceJoin) else lateral.outer:
+        partners = F.when(F.size(partners) > 0, partners).otherwise(
+            F.array(F.lit(None).cast(element)))
+    return F.transform(partners, lambda partner: combo.withField(lateral.alias, partner))
+
+
+def _partners(lateral, scope: Scope) -> tuple[Column, T.DataType]:
+    if isinstance(lateral, ReferenceJoin):
+        return _reference_partners(lateral, scope)
+    return _elements(lateral, scope)
+
+
+def _reference_partners(join: ReferenceJoin, scope: Scope) -> tuple[Column, T.DataType]:
+    table = scope.references.get(join.input_name.lower())
+    if table is None:
+        raise ConfigurationError(f"no file given for reference data '{join.input_name}': use "
+                                 f"--reference {join.input_name}=PATH")
+    own = scope.with_aliases({join.alias: table.record()})
+    if join.keys:
+        table_keys = [lower_expr(reference, own) for _, reference in join.keys]
+        event_keys = [lower_expr(event, scope) for event, _ in join.keys]
+        candidates = F.coalesce(F.try_element_at(table.by_key(table_keys), key_text(event_keys)),
+                                F.array().cast(T.ArrayType(table.schema)))
+    else:
+        candidates = table.rows()
+    if join.residual is not None:
+        candidates = F.filter(candidates, lambda row: F.coalesce(
+            lower_expr(join.residual, scope.with_aliases({join.alias: row})), F.lit(False)))
+    return candidates, table.schema
+
+
+def _elements(apply: ApplyElements, scope: Scope) -> tuple[Column, T.DataType]:
+    value = lower_expr(apply.argument, scope)
+    kind = scope.type_of(value)
+    name, content = APPLY_FUNCTIONS[apply.function]
+    span = getattr(apply.argument, "span", None)
+    if apply.function == "getarrayelements":
+        if not isinstance(kind, T.ArrayType):
+            raise QueryAnalysisError("GetArrayElements() needs an array, but this value is "
+                                     f"{kind.simpleString()}", span)
+        element = T.StructType([T.StructField(name, T.LongType()),
+                                T.StructField(content, kind.elementType)])
+        elements = F.transform(value, lambda x, i: F.struct(i.cast("bigint").alias(name),
+                                                            x.alias(content)))
+    else:
+        if not isinstance(kind, T.StructType):
+            raise QueryAnalysisError("GetRecordProperties() needs a record, but this value is "
+                                     f"{kind.simpleString()}", span)
+        # Property values differ in type: they travel as VARIANT (written as their JSON).
+        element = T.StructType([T.StructField(name, T.StringType()),
+                                T.StructField(content, T.VariantType())])
+        elements = F.array(*[F.struct(F.lit(f.name).alias(name),
+                                      value.getField(f.name).cast("variant").alias(content))
+                             for f in kind.fields])
+        elements = F.when(value.isNotNull(), elements)
+    return F.coalesce(elements, F.array().cast(T.ArrayType(element))), element
