@@ -73,3 +73,37 @@ def test_windowed_step_read_with_where_filters_its_rows():
         "WITH w AS (SELECT a, COUNT(*) AS n FROM i GROUP BY a, TumblingWindow(s, 1) HAVING n > 1) "
         "SELECT a INTO o FROM w WHERE n < 5").statements
     assert statement.aggregation.having.op == "AND"
+
+
+def compile_with(text: str, references=("Ref",)):
+    return compile_query(text, references=references)
+
+
+def test_reference_join_keys_and_residual():
+    [s] = compile_with("SELECT e.a, r.b FROM i e JOIN Ref r ON r.k = e.a + 1 AND r.valid = 1 "
+                       "AND e.x > 2").statements
+    [join] = s.laterals
+    assert join.alias == "r" and not join.left
+    assert len(join.keys) == 1 and join.keys[0][0].op == "+"
+    assert join.residual.op == "AND"
+
+
+def test_join_errors():
+    e = error("SELECT a FROM i JOIN j ON i.a = j.a")
+    assert "needs DATEDIFF" in str(e) and "--reference j=PATH" in str(e)
+    error("SELECT a FROM i JOIN j ON i.a = j.a AND DATEDIFF(second, i, j) BETWEEN 0 AND 5",
+          UnsupportedFeatureError)
+    with pytest.raises(InvalidQueryError, match="reference data: it can only be joined"):
+        compile_with("SELECT a FROM Ref")
+    with pytest.raises(InvalidQueryError, match="no TIMESTAMP BY"):
+        compile_with("SELECT a FROM i JOIN Ref r TIMESTAMP BY t ON i.a = r.a")
+    with pytest.raises(InvalidQueryError, match="APPLY takes GetArrayElements"):
+        compile_with("SELECT a FROM i CROSS APPLY UPPER(i.a) AS x")
+    with pytest.raises(UnsupportedFeatureError, match="APPLY operators in a GROUP BY"):
+        compile_with("SELECT COUNT(*) FROM i CROSS APPLY GetArrayElements(i.a) AS x "
+                     "GROUP BY TumblingWindow(s, 1)")
+
+
+def test_star_with_a_reference_join_adds_its_fields():
+    [s] = compile_with("SELECT *, r.* FROM i JOIN Ref r ON i.a = r.a").statements
+    assert [getattr(c, "alias", "?") for c in s.columns] == [None, "r", "r"]
