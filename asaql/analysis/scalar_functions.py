@@ -1,21 +1,72 @@
 """The scalar functions asaql runs, with the number of arguments each takes (ASA's reference).
 
-The analyzer accepts a call to one of these and checks its arity here; the Spark lowering is in
-asaql/spark/scalar_functions.py. A function ASA has that is not listed here is "not supported
-yet" (asaql/analysis/functions.py knows every ASA name).
+The analyzer accepts a call to one of these and checks it here: its arity, and the arguments
+that must be known when the query compiles (a date part, a metadata property name, a LIKE
+pattern, a rounding length). The Spark lowering is in asaql/spark/scalar_functions.py; this
+module must not import pyspark (`asaql check` runs without it). A function ASA has that is not
+listed here is "not supported yet" (asaql/analysis/functions.py knows every ASA name).
+docs/functions.md lists the semantics and the decisions taken where ASA is silent.
 """
 
 from __future__ import annotations
 
-from asaql.errors import InvalidQueryError
+from asaql.analysis.bound import Field
+from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
 
-# name (lower case) → (fewest, most) arguments; None = any number
+ANY = None  # no upper bound on the number of arguments
+
+# name (lower case) → (fewest, most) arguments
 SIGNATURES: dict[str, tuple[int, int | None]] = {
-    "upper": (1, 1),
-    "lower": (1, 1),
-    "len": (1, 1),
+    # string
+    "charindex": (2, 3), "concat": (2, ANY), "concat_ws": (3, ANY), "left": (2, 2),
+    "len": (1, 1), "lower": (1, 1), "ltrim": (1, 1), "nchar": (1, 1), "patindex": (2, 2),
+    "regexmatch": (2, 2), "replace": (3, 3), "replicate": (2, 2), "reverse": (1, 1),
+    "right": (2, 2), "rtrim": (1, 1), "space": (1, 1), "stuff": (4, 4), "substring": (3, 3),
+    "translate": (3, 3), "trim": (1, 1), "unicode": (1, 1), "upper": (1, 1),
+    # math
+    "abs": (1, 1), "acos": (1, 1), "asin": (1, 1), "atan": (1, 1), "atn2": (2, 2),
+    "ceiling": (1, 1), "cos": (1, 1), "cot": (1, 1), "degrees": (1, 1), "exp": (1, 1),
+    "floor": (1, 1), "log": (1, 2), "log10": (1, 1), "pi": (0, 0), "power": (2, 2),
+    "radians": (1, 1), "round": (2, 3), "sign": (1, 1), "sin": (1, 1), "sqrt": (1, 1),
+    "square": (1, 1), "tan": (1, 1),
+    # date and time
+    "dateadd": (3, 3), "datediff": (3, 3), "datename": (2, 2), "datepart": (2, 2),
+    "datetimefromparts": (7, 7), "day": (1, 1), "month": (1, 1), "year": (1, 1),
+    # NULL and types
+    "coalesce": (2, ANY), "isnull": (2, 2), "nullif": (2, 2), "gettype": (1, 1), "newid": (0, 0),
+    # records, arrays, input metadata
+    "getrecordpropertyvalue": (2, 2), "getarrayelement": (2, 2), "getarraylength": (1, 1),
+    "getmetadatapropertyvalue": (2, 2),
 }
+
+# ASA's date parts and their abbreviations (DATEADD, DATEDIFF, DATEPART, DATENAME) → the name.
+# nanosecond is T-SQL's; ASA's table stops at microsecond.
+DATEPARTS: dict[str, str] = {
+    "year": "year", "yy": "year", "yyyy": "year",
+    "quarter": "quarter", "qq": "quarter", "q": "quarter",
+    "month": "month", "mm": "month", "m": "month",
+    "dayofyear": "dayofyear", "dy": "dayofyear", "y": "dayofyear",
+    "day": "day", "dd": "day", "d": "day",
+    "week": "week", "wk": "week", "ww": "week",
+    "weekday": "weekday", "dw": "weekday", "w": "weekday",
+    "hour": "hour", "hh": "hour",
+    "minute": "minute", "mi": "minute", "n": "minute",
+    "second": "second", "ss": "second", "s": "second",
+    "millisecond": "millisecond", "ms": "millisecond",
+    "microsecond": "microsecond", "mcs": "microsecond",
+    "nanosecond": "nanosecond", "ns": "nanosecond",
+}
+_DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (dy, y), "
+                  "day (dd, d), week (wk, ww), weekday (dw, w), hour (hh), minute (mi, n), "
+                  "second (ss, s), millisecond (ms), microsecond (mcs), nanosecond (ns)")
+
+# The metadata properties asaql carries for every event (an event hub's), by lower-case name.
+METADATA_PROPERTIES = {"eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId"}
+
+# Functions whose first argument is a name, not a value: a date part, or the input alias of
+# GetMetadataPropertyValue. The lowering reads that name from the call, never as a column.
+FIRST_ARGUMENT_IS_NAME = {"dateadd", "datediff", "datename", "datepart", "getmetadatapropertyvalue"}
 
 
 def is_supported(name: str) -> bool:
@@ -34,3 +85,89 @@ def check_call(call: ast.FunctionCall) -> None:
             f"{fewest} to {most}" if most is not None else f"at least {fewest}"
         raise InvalidQueryError(f"{name.upper()}() takes {expected} argument"
                                 f"{'' if expected == '1' else 's'}, not {count}", call.span)
+    check_arguments = _ARGUMENT_CHECKS.get(name.lower())
+    if check_arguments is not None:
+        check_arguments(call)
+
+
+# ---------------------------------------------------------------- names read at compile time
+
+
+def datepart_of(node) -> str | None:
+    """The date part a DATEADD/DATEDIFF/DATEPART/DATENAME argument names ('minute' for `mi`),
+    or None. It is a bare name: a column reference before binding, a Field after."""
+    if isinstance(node, ast.ColumnRef) and len(node.parts) == 1:
+        return DATEPARTS.get(node.parts[0].key)
+    if isinstance(node, Field) and len(node.path) == 1:
+        return DATEPARTS.get(node.path[0].lower())
+    return None
+
+
+def metadata_property_of(node) -> str | None:
+    """The property a GetMetadataPropertyValue name refers to ('PartitionId'), or None. ASA
+    spells them 'EventEnqueuedUtcTime', 'EventHub.EventEnqueuedUtcTime' or
+    '[EventHub].[EventEnqueuedUtcTime]'."""
+    if not (isinstance(node, ast.Literal) and isinstance(node.value, str)):
+        return None
+    parts = node.value.replace("[", "").replace("]", "").lower().split(".")
+    if len(parts) == 2 and parts[0] == "eventhub":
+        parts = parts[1:]
+    return METADATA_PROPERTIES.get(parts[0]) if len(parts) == 1 else None
+
+
+def is_constant(node) -> bool:
+    """A literal, or operators and casts over literals (`-2`): known when the query compiles."""
+    if isinstance(node, ast.Literal):
+        return True
+    if isinstance(node, (ast.UnaryOp, ast.Cast)):
+        return is_constant(node.operand)
+    if isinstance(node, ast.BinaryOp):
+        return is_constant(node.left) and is_constant(node.right)
+    return False
+
+
+def _check_datepart(call: ast.FunctionCall) -> None:
+    unit = call.args[0]
+    if datepart_of(unit) is not None:
+        return
+    if isinstance(unit, ast.ColumnRef) and len(unit.parts) == 1:
+        problem = f"'{unit.parts[0].name}' is not a date part"
+    else:
+        problem = "the first argument must name a date part"
+    raise InvalidQueryError(f"{call.name.name.upper()}(): {problem}", unit.span,
+                            hint=f"date parts: {_DATEPART_HELP}")
+
+
+def _check_metadata_property(call: ast.FunctionCall) -> None:
+    prop = call.args[1]
+    if metadata_property_of(prop) is not None:
+        return
+    carried = " and ".join(f"'{p}'" for p in METADATA_PROPERTIES.values())
+    if isinstance(prop, ast.Literal) and isinstance(prop.value, str):
+        problem = f"asaql carries the metadata properties {carried}, not '{prop.value}'"
+    else:
+        problem = f"the property name must be a string literal ({carried})"
+    raise InvalidQueryError(f"GetMetadataPropertyValue(): {problem}", prop.span)
+
+
+def _check_literal_pattern(call: ast.FunctionCall) -> None:
+    pattern = call.args[0]
+    if not (isinstance(pattern, ast.Literal) and pattern.kind in ("nvarchar(max)", "null")):
+        raise UnsupportedFeatureError("PATINDEX() with a pattern that is not a string literal is "
+                                      "not supported yet", pattern.span)
+
+
+def _check_constant_length(call: ast.FunctionCall) -> None:
+    # Spark rounds to a scale known when the query compiles.
+    if not is_constant(call.args[1]):
+        raise UnsupportedFeatureError("ROUND() with a length that is not a constant is not "
+                                      "supported yet", call.args[1].span)
+
+
+_ARGUMENT_CHECKS = {
+    "dateadd": _check_datepart, "datediff": _check_datepart,
+    "datename": _check_datepart, "datepart": _check_datepart,
+    "getmetadatapropertyvalue": _check_metadata_property,
+    "patindex": _check_literal_pattern,
+    "round": _check_constant_length,
+}

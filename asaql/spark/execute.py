@@ -32,40 +32,66 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     counts = RunCounts()
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
                if alias in compiled.input_names}
-    references = {alias.lower(): load_reference(spark, alias, path)
-                  for alias, path in options.references.items()}
-    queries, counted_inputs, tickers = [], set(), []
-    for index, group in enumerate(group_by_source(compiled.plan)):
-        alias = group.input_alias
-        path = options.inputs[alias]
-        folder = os.path.join(checkpoint, f"source-{index}")
-        control = control_folder(folder)
-        if not options.follow:
-            write_end_of_input(control, input_files(path))
-        partitions = discover_partitions(spark, path) \
-            if group.scope == "combined" and group.windowed else ()
-        lowered = lower_group(spark, group, path, schemas[alias], str(control),
-                              options.max_files_per_trigger, partitions, buckets, references)
-        writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
-                             counts, errors, stateful=group.stateful,
-                             count_input=alias not in counted_inputs)
-        counted_inputs.add(alias)
-        if options.follow and group.stateful:
-            tickers.append((control, writer))
-        query = (lowered.stream.writeStream.foreachBatch(writer)
-                 .option("checkpointLocation", folder)
-                 .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
-        query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
-            else query.trigger(availableNow=True)
-        queries.append(query.start())
+    tickers: list = []
     stop = threading.Event()
-    if tickers:
-        threading.Thread(target=_tick, args=(tickers, options.tick_seconds, stop), daemon=True).start()
+    if options.follow:
+        threading.Thread(target=_tick, args=(tickers, options.tick_seconds, stop),
+                         daemon=True).start()
     try:
-        _wait(queries, options.follow)
+        while True:
+            versions = _versions(options.references)
+            references = {alias.lower(): load_reference(spark, alias, path)
+                          for alias, path in options.references.items()}
+            queries, counted = [], set()
+            for index, group in enumerate(group_by_source(compiled.plan)):
+                # The first group reading an input counts its events and malformed records.
+                query, ticker = _start(spark, index, group, options, checkpoint, schemas, buckets,
+                                       references, sinks, counts, errors,
+                                       count_input=group.input_alias not in counted)
+                counted.add(group.input_alias)
+                queries.append(query)
+                if ticker is not None:
+                    tickers.append(ticker)
+            # --follow: a changed reference file restarts the queries from their checkpoint
+            # with the new table (between micro-batches: nothing is lost or written twice).
+            if not _wait(queries, options.follow, options.references, versions):
+                break
+            tickers.clear()
     finally:
         stop.set()
     return counts
+
+
+def _start(spark, index: int, group, options, checkpoint: str, schemas: dict, buckets: int,
+           references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
+           count_input: bool):
+    alias = group.input_alias
+    path = options.inputs[alias]
+    folder = os.path.join(checkpoint, f"source-{index}")
+    control = control_folder(folder)
+    if not options.follow:
+        write_end_of_input(control, input_files(path))
+    partitions = discover_partitions(spark, path) \
+        if group.scope == "combined" and group.windowed else ()
+    lowered = lower_group(spark, group, path, schemas[alias], str(control),
+                          options.max_files_per_trigger, partitions, buckets, references)
+    writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
+                         counts, errors, stateful=group.stateful, count_input=count_input)
+    query = (lowered.stream.writeStream.foreachBatch(writer)
+             .option("checkpointLocation", folder)
+             .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
+    query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
+        else query.trigger(availableNow=True)
+    ticker = (control, writer) if options.follow and group.stateful else None
+    return query.start(), ticker
+
+
+def _versions(references: dict[str, str]) -> dict[str, float]:
+    versions = {}
+    for path in references.values():
+        files = [Path(path)] if Path(path).is_file() else sorted(Path(path).rglob("*"))
+        versions[path] = max((f.stat().st_mtime for f in files if f.is_file()), default=0.0)
+    return versions
 
 
 def _tick(tickers, every: float, stop: threading.Event) -> None:
@@ -73,7 +99,7 @@ def _tick(tickers, every: float, stop: threading.Event) -> None:
     arrival seen + the wall time elapsed since), through a tick record, so that idle partitions
     and substreams advance and their windows close."""
     while not stop.wait(every):
-        for control, writer in tickers:
+        for control, writer in list(tickers):
             seen = dict(writer.clock_us)
             if "seen" in seen and time.monotonic() - seen["at"] >= every:
                 elapsed_us = int((time.monotonic() - seen["at"]) * 1_000_000)
@@ -92,10 +118,16 @@ def _buckets(spark: SparkSession, checkpoint: str) -> int:
     return buckets
 
 
-def _wait(queries, follow: bool) -> None:
+def _wait(queries, follow: bool, references: dict | None = None,
+          versions: dict | None = None) -> bool:
+    """Until the queries end (or Ctrl-C); True when --follow stopped them because a reference
+    file changed."""
     try:
         if follow:
             while all(q.isActive for q in queries):
+                if references and _versions(references) != versions:
+                    _stop_between_batches(queries)
+                    return True
                 time.sleep(0.5)
         for q in queries:
             q.awaitTermination()
@@ -108,3 +140,11 @@ def _wait(queries, follow: bool) -> None:
     for q in queries:
         if q.exception() is not None:
             raise q.exception()
+    return False
+
+
+def _stop_between_batches(queries) -> None:
+    for q in queries:
+        while q.isActive and q.status.get("isTriggerActive"):
+            time.sleep(0.1)
+        q.stop()

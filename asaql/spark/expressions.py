@@ -169,7 +169,9 @@ def _(node: ast.IsNull, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: ast.Like, scope: Scope) -> Column:
-    result = F.like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope))
+    from asaql.spark.scalar_functions import lower_like
+    result = lower_like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope),
+                        node.pattern)
     return ~result if node.negated else result
 
 
@@ -215,8 +217,13 @@ def convert(value: Column, source: T.DataType | None, target: str) -> Column:
 
 @lower_expr.register
 def _(node: ast.FunctionCall, scope: Scope) -> Column:
+    from asaql.analysis.scalar_functions import FIRST_ARGUMENT_IS_NAME
     from asaql.spark.scalar_functions import lower_call
-    return lower_call(node, [lower_expr(a, scope) for a in node.args], scope)
+    # A date part or an input alias is a name the lowering reads from the call, not a value.
+    named = node.name.key in FIRST_ARGUMENT_IS_NAME
+    args = [F.lit(None) if named and i == 0 else lower_expr(a, scope)
+            for i, a in enumerate(node.args)]
+    return lower_call(node, args, scope)
 
 
 @lower_expr.register

@@ -65,9 +65,9 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
     else:  # fields in order of first appearance, as for the inputs
         frame = spark.read.option("mode", "FAILFAST") \
             .schema(infer_payload_schema(spark, path)).json(path)
-    frame = frame.cache()
+    # Not cached: Spark's cache would hand a refreshed file's old rows back (same plan).
     try:
-        frame.count()
+        frame.collect()
     except Exception as error:  # a malformed reference file stops the run with its path
         raise ConfigurationError(f"cannot read reference data {path}: "
                                  f"{str(error).splitlines()[0]}") from None

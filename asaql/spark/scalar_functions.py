@@ -1,12 +1,28 @@
-"""ASA's scalar functions as Spark Columns (semantics from ASA's query language reference)."""
+"""ASA's scalar functions as Spark Columns (semantics from ASA's query language reference).
+
+Two rules hold throughout (docs/functions.md has the rest):
+- NULL in, NULL out, except where ASA says otherwise (CONCAT, CONCAT_WS, COALESCE, ISNULL).
+- An argument for which ASA raises a runtime error (a negative length, SQRT of a negative
+  number…) gives NULL: one bad event must not stop a stream.
+"""
 
 from __future__ import annotations
 
+import re
+from typing import Callable
+
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
+from asaql.analysis.scalar_functions import DATEPARTS, datepart_of, metadata_property_of
 from asaql.errors import UnsupportedFeatureError
+from asaql.runtime import columns as C
 from asaql.syntax import ast
+
+# (lowered arguments, the bound call, the Scope) → Column
+Lowering = Callable[[list[Column], ast.FunctionCall, object], Column]
 
 
 def lower_call(call: ast.FunctionCall, args: list[Column], scope) -> Column:
@@ -19,8 +35,492 @@ def lower_call(call: ast.FunctionCall, args: list[Column], scope) -> Column:
     return lowering(args, call, scope)
 
 
-_FUNCTIONS = {
-    "upper": lambda a, call, scope: F.upper(a[0]),
-    "lower": lambda a, call, scope: F.lower(a[0]),
-    "len": lambda a, call, scope: F.length(a[0]).cast("bigint"),
+def _values(function) -> Lowering:
+    """A lowering that only needs the lowered arguments."""
+    return lambda args, call, scope: function(*args)
+
+
+def _null() -> Column:
+    return F.lit(None)
+
+
+def _at_least(column: Column, low: int) -> Column:
+    """max(column, low), NULL staying NULL (F.greatest skips NULLs)."""
+    return F.when(column < low, F.lit(low)).otherwise(column)
+
+
+# ---------------------------------------------------------------- string functions
+# Positions are 1-based and count characters (Spark counts code points).
+
+# .NET's white space (Char.IsWhiteSpace), which ASA's TRIM, LTRIM and RTRIM remove; Spark's
+# trim functions remove U+0020 only.
+_WHITE_SPACE = (r"[\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A"
+                r"\u2028\u2029\u202F\u205F\u3000]+")
+
+
+def _text(value: Column, scope) -> Column:
+    """A value as CONCAT joins it; a datetime in ISO 8601, as the writer prints it."""
+    if isinstance(scope.type_of(value), (T.TimestampType, T.TimestampNTZType)):
+        from asaql.spark.relations import format_asa_datetime
+        return format_asa_datetime(value)
+    return value.cast("string")
+
+
+def _len(text: Column) -> Column:
+    # ASA: "excluding trailing blanks" (spaces, as T-SQL)
+    return F.length(F.rtrim(text.cast("string"))).cast("bigint")
+
+
+def _charindex(args, call, scope) -> Column:
+    find, search = args[0].cast("string"), args[1].cast("string")
+    start = _at_least(args[2].cast("int"), 1) if len(args) == 3 else F.lit(1)
+    position = F.call_function("locate", find, search, start)
+    # Spark's locate gives 0 for a NULL, and finds '' at the start; ASA finds '' nowhere (0)
+    return (F.when(find.isNull() | search.isNull() | start.isNull(), _null())
+            .when(find == "", 0).otherwise(position).cast("bigint"))
+
+
+def _left(text: Column, length: Column) -> Column:
+    return F.when(length >= 0, F.left(text.cast("string"), length.cast("int")))
+
+
+def _right(text: Column, length: Column) -> Column:
+    return F.when(length >= 0, F.right(text.cast("string"), length.cast("int")))
+
+
+def _substring(text: Column, start: Column, length: Column) -> Column:
+    # T-SQL's rule: the characters at positions [start, start + length) that exist, so a start
+    # below 1 shortens the result (Spark would count a negative start from the end).
+    start, length = start.cast("long"), length.cast("long")
+    first = _at_least(start, 1)
+    count = _at_least(start + length - first, 0)
+    substring = F.substring(text.cast("string"), first.cast("int"), count.cast("int"))
+    return F.when(length >= 0, substring)
+
+
+def _stuff(text: Column, start: Column, length: Column, inserted: Column) -> Column:
+    # ASA: a start below 1 is the first character; a start past the end gives ''.
+    text, start, length = text.cast("string"), _at_least(start.cast("int"), 1), length.cast("int")
+    head = F.substring(text, F.lit(1), start - 1)
+    tail = F.call_function("substr", text, start + length)
+    # T-SQL: a NULL insertion deletes without inserting
+    stuffed = F.concat(head, F.coalesce(inserted.cast("string"), F.lit("")), tail)
+    return F.when(length < 0, _null()).when(start > F.length(text), F.lit("")).otherwise(stuffed)
+
+
+def _replicate(text: Column, times: Column) -> Column:
+    return F.when(times >= 0, F.repeat(text.cast("string"), times.cast("int")))
+
+
+def _translate(text: Column, characters: Column, translations: Column) -> Column:
+    # ASA fails on lists of different lengths (Spark would delete the extra characters)
+    return F.when(F.length(characters) == F.length(translations),
+                  F.call_function("translate", text.cast("string"), characters, translations))
+
+
+def _nchar(code: Column) -> Column:
+    # the code point as 4 big-endian bytes, decoded as UTF-32
+    utf32 = F.unhex(F.lpad(F.hex(code.cast("long")), 8, "0"))
+    return F.when(code.between(0, 0x10FFFF), F.decode(utf32, "UTF-32"))
+
+
+def _unicode(text: Column) -> Column:
+    # Spark's ascii() is the first code point (0 for '', where ASA has none)
+    return F.when(F.length(text) > 0, F.ascii(text)).cast("bigint")
+
+
+def _patindex(args, call, scope) -> Column:
+    # The pattern is a literal (checked by the analysis): the position where the rest of the
+    # text first matches it, or 1/0 when the pattern is anchored at the start.
+    pattern = call.args[0].value
+    if pattern is None:
+        return _null()
+    body = pattern.lstrip("%")
+    if not body:
+        return F.when(args[1].isNotNull(), F.lit(1).cast("bigint"))
+    anchor = "" if body != pattern else r"\A"
+    regex = "(?s)" + anchor + like_regex(body) + r"\z"
+    return F.regexp_instr(args[1].cast("string"), F.lit(regex)).cast("bigint")
+
+
+def _regexmatch(args, call, scope) -> Column:
+    # ASA: the 1-based position of the first match, case-insensitive; an invalid pattern: 0
+    text, pattern = args[0].cast("string"), args[1].cast("string")
+    node = call.args[1]
+    invalid = isinstance(node, ast.Literal) and isinstance(node.value, str) \
+        and not _is_java_regex(node.value)
+    if invalid:
+        return F.when(text.isNotNull(), F.lit(0).cast("bigint"))
+    return F.regexp_instr(text, F.concat(F.lit("(?i)"), pattern)).cast("bigint")
+
+
+def _is_java_regex(pattern: str) -> bool:
+    """Whether Spark's regex engine (java.util.regex) compiles the pattern."""
+    from py4j.protocol import Py4JJavaError
+    from pyspark import SparkContext
+    from pyspark.errors import IllegalArgumentException
+
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return True
+    try:
+        jvm.java.util.regex.Pattern.compile(pattern)
+        return True
+    except (IllegalArgumentException, Py4JJavaError):  # PatternSyntaxException, as pyspark shows it
+        return False
+
+
+_FUNCTIONS: dict[str, Lowering] = {
+    "charindex": _charindex,
+    "concat": lambda args, call, scope: F.concat_ws("", *[_text(a, scope) for a in args]),
+    # concat_ws skips NULLs, and gives '' when every value is NULL, as ASA
+    "concat_ws": lambda args, call, scope: F.call_function(
+        "concat_ws", args[0].cast("string"), *[_text(a, scope) for a in args[1:]]),
+    "left": _values(_left),
+    "len": _values(_len),
+    "lower": _values(F.lower),
+    "ltrim": _values(lambda text: F.regexp_replace(text, r"\A" + _WHITE_SPACE, "")),
+    "nchar": _values(_nchar),
+    "patindex": _patindex,
+    "regexmatch": _regexmatch,
+    "replace": _values(lambda text, search, replacement: F.replace(
+        text.cast("string"), search.cast("string"), replacement.cast("string"))),
+    "replicate": _values(_replicate),
+    "reverse": _values(lambda text: F.reverse(text.cast("string"))),
+    "right": _values(_right),
+    "rtrim": _values(lambda text: F.regexp_replace(text, _WHITE_SPACE + r"\z", "")),
+    "space": _values(lambda count: _replicate(F.lit(" "), count)),
+    "stuff": _values(_stuff),
+    "substring": _values(_substring),
+    "translate": _values(_translate),
+    "trim": _values(lambda text: F.regexp_replace(
+        text, rf"\A{_WHITE_SPACE}|{_WHITE_SPACE}\z", "")),
+    "unicode": _values(_unicode),
+    "upper": _values(F.upper),
 }
+
+
+# ---------------------------------------------------------------- LIKE patterns
+
+
+def like_regex(pattern: str) -> str:
+    """An ASA (T-SQL) LIKE pattern as a Java regex body: % any run of characters, _ one
+    character, [abc] [a-z] [^a] one character of (or not of) a set; the rest literal."""
+    pieces, i = [], 0
+    while i < len(pattern):
+        char = pattern[i]
+        close = pattern.find("]", i + 2) if char == "[" else -1
+        if char == "%":
+            pieces.append(".*")
+        elif char == "_":
+            pieces.append(".")
+        elif close != -1:
+            pieces.append(_character_set(pattern[i + 1:close]))
+            i = close
+        else:
+            pieces.append(re.escape(char))
+        i += 1
+    return "".join(pieces)
+
+
+def _character_set(inside: str) -> str:
+    negated = inside.startswith("^") and len(inside) > 1
+    inside = inside[1:] if negated else inside
+    # a '-' between two characters is a range; every other character stands for itself
+    members = "".join(c if c == "-" and 0 < k < len(inside) - 1 else re.escape(c)
+                      for k, c in enumerate(inside))
+    return "[" + ("^" if negated else "") + members + "]"
+
+
+def lower_like(operand: Column, pattern: Column, pattern_node) -> Column:
+    """`operand LIKE pattern` with ASA's wildcards. A literal pattern becomes a regex (Spark's
+    LIKE has no [sets]); any other pattern falls back to Spark's LIKE (% and _ only)."""
+    if isinstance(pattern_node, ast.Literal) and isinstance(pattern_node.value, str):
+        return operand.cast("string").rlike(r"(?s)\A" + like_regex(pattern_node.value) + r"\z")
+    # Spark's LIKE makes a backslash an escape (a stray one fails the run); ASA's LIKE has no
+    # escape character, so give Spark one no pattern uses
+    return F.like(operand.cast("string"), pattern.cast("string"), F.lit("\u0000"))
+
+
+# ---------------------------------------------------------------- math functions
+
+_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+
+
+def _same_type(result: Column, argument: Column, scope) -> Column:
+    """ASA's ABS, CEILING, FLOOR, POWER, ROUND, SIGN… keep their argument's type: bigint stays
+    bigint, anything else is float."""
+    kind = scope.type_of(argument)
+    if kind is None:
+        return result
+    return result.cast("bigint" if isinstance(kind, _INTEGRAL) else "double")
+
+
+def _finite(value: Column) -> Column:
+    # NaN and ±infinity (SQRT(-1), LOG(0, 1), COT(0)…) are errors in ASA, and not JSON: NULL
+    return F.when(~F.isnan(value) & (F.abs(value) != F.lit(float("inf"))), value)
+
+
+def _floating(function) -> Lowering:
+    """A function of floats giving a float."""
+    return lambda args, call, scope: _finite(function(*[a.cast("double") for a in args]))
+
+
+def _typed(function) -> Lowering:
+    """A function whose result has its first argument's type."""
+    return lambda args, call, scope: _same_type(function(*args), args[0], scope)
+
+
+def _round(args, call, scope) -> Column:
+    # half away from zero, negative lengths round left of the point (the length is a
+    # constant: checked by the analysis); a non-zero third argument truncates (T-SQL)
+    value, length = args[0], args[1].cast("int")
+    rounded = F.round(value, length)
+    if len(args) == 3:
+        truncated = F.when(value >= 0, F.floor(value, length)).otherwise(F.ceil(value, length))
+        rounded = F.when(args[2] == 0, rounded).otherwise(truncated)
+    return _same_type(rounded, value, scope)
+
+
+def _log(args, call, scope) -> Column:
+    value = args[0].cast("double")
+    base = args[1].cast("double") if len(args) == 2 else F.e()  # T-SQL: LOG(x [, base])
+    return _finite(F.call_function("log", base, value))
+
+
+_FUNCTIONS.update({
+    "abs": _values(F.abs),
+    "acos": _floating(F.acos),
+    "asin": _floating(F.asin),
+    "atan": _floating(F.atan),
+    "atn2": _floating(F.atan2),
+    "ceiling": _typed(F.ceil),
+    "cos": _floating(F.cos),
+    "cot": _floating(F.cot),
+    "degrees": _typed(F.degrees),
+    "exp": _floating(F.exp),
+    "floor": _typed(F.floor),
+    "log": _log,
+    "log10": _floating(F.log10),
+    "pi": lambda args, call, scope: F.pi(),
+    "power": _typed(lambda base, exponent: _finite(F.pow(base, exponent))),
+    "radians": _typed(F.radians),
+    "round": _round,
+    "sign": _typed(F.signum),
+    "sin": _floating(F.sin),
+    "sqrt": _floating(F.sqrt),
+    "square": _floating(lambda value: value * value),
+    "tan": _floating(F.tan),
+})
+
+
+# ---------------------------------------------------------------- date and time functions
+# Datetimes are UTC timestamps (the session time zone is UTC) with microseconds.
+
+# ASA's date part → the Spark unit that counts and adds it (week and nanosecond aside)
+_SPARK_UNITS = {
+    "year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "dayofyear": "DAY", "day": "DAY",
+    "weekday": "DAY", "week": "WEEK", "hour": "HOUR", "minute": "MINUTE", "second": "SECOND",
+    "millisecond": "MILLISECOND", "microsecond": "MICROSECOND",
+}
+
+
+def _datetime(value: Column, scope) -> Column:
+    """ASA converts nvarchar(max) to datetime implicitly (ISO 8601); a text that is no
+    datetime is NULL."""
+    if isinstance(scope.type_of(value), (T.TimestampType, T.TimestampNTZType)):
+        return value.cast("timestamp")
+    return F.try_to_timestamp(value.cast("string"))
+
+
+def _datepart_name(unit: str) -> str:
+    name = DATEPARTS.get(unit.lower())
+    if name is None:
+        raise ValueError(f"'{unit}' is not a date part")
+    return name
+
+
+def datediff_boundaries(unit: str, start: Column, end: Column) -> Column:
+    """DATEDIFF: how many `unit` boundaries lie between two timestamps (T-SQL), so
+    DATEDIFF(year, '2020-12-31', '2021-01-01') = 1. `unit` is any ASA spelling (mi, minute)."""
+    part = _datepart_name(unit)
+    if part == "nanosecond":
+        return datediff_boundaries("microsecond", start, end) * 1000
+    if part == "week":
+        # weeks start on Sunday (T-SQL); Spark's start on Monday, so look one day later
+        start, end = F.timestamp_add("DAY", F.lit(1), start), F.timestamp_add("DAY", F.lit(1), end)
+    spark_unit = _SPARK_UNITS[part]
+    return F.timestamp_diff(spark_unit, F.date_trunc(spark_unit, start),
+                            F.date_trunc(spark_unit, end))
+
+
+def _dateadd(args, call, scope) -> Column:
+    part = datepart_of(call.args[0])
+    number = args[1].cast("long")  # ASA truncates a fractional number
+    if part == "nanosecond":
+        part, number = "microsecond", (number / 1000).cast("long")
+    return F.timestamp_add(_SPARK_UNITS[part], number, _datetime(args[2], scope))
+
+
+def _datediff(args, call, scope) -> Column:
+    return datediff_boundaries(datepart_of(call.args[0]), _datetime(args[1], scope),
+                               _datetime(args[2], scope))
+
+
+def _fraction_us(moment: Column) -> Column:
+    """The microseconds within the second."""
+    return F.pmod(F.unix_micros(moment), F.lit(1_000_000))
+
+
+def _week(moment: Column) -> Column:
+    # T-SQL (us_english): week 1 holds January 1st, and weeks start on Sunday
+    january_first = F.dayofweek(F.trunc(moment, "year"))  # 1 = Sunday
+    return ((F.dayofyear(moment) + january_first - 2) / 7).cast("long") + 1
+
+
+_DATEPARTS = {
+    "year": F.year, "quarter": F.quarter, "month": F.month, "dayofyear": F.dayofyear,
+    "day": F.dayofmonth, "week": _week,
+    "weekday": F.dayofweek,  # 1 = Sunday … 7 = Saturday (T-SQL's us_english default)
+    "hour": F.hour, "minute": F.minute, "second": F.second,
+    "millisecond": lambda moment: (_fraction_us(moment) / 1000).cast("long"),
+    "microsecond": _fraction_us,
+    "nanosecond": lambda moment: _fraction_us(moment) * 1000,
+}
+
+
+def _datepart(args, call, scope) -> Column:
+    moment = _datetime(args[1], scope)
+    return _DATEPARTS[datepart_of(call.args[0])](moment).cast("bigint")
+
+
+def _datename(args, call, scope) -> Column:
+    part, moment = datepart_of(call.args[0]), _datetime(args[1], scope)
+    if part == "month":
+        return F.date_format(moment, "MMMM")
+    if part == "weekday":
+        return F.date_format(moment, "EEEE")
+    return _DATEPARTS[part](moment).cast("string")
+
+
+def _datetimefromparts(args, call, scope) -> Column:
+    year, month, day, hour, minute, second, millisecond = [a.cast("int") for a in args]
+    seconds = second.cast("decimal(16,6)") + millisecond.cast("decimal(16,6)") / 1000
+    moment = F.try_make_timestamp(year, month, day, hour, minute, seconds, F.lit("UTC"))
+    # out-of-range parts: an error in ASA (Spark would carry a 60th second into the minute)
+    return F.when(second.between(0, 59) & millisecond.between(0, 999), moment)
+
+
+def _part_of(part: str) -> Lowering:
+    return lambda args, call, scope: _DATEPARTS[part](_datetime(args[0], scope)).cast("bigint")
+
+
+_FUNCTIONS.update({
+    "dateadd": _dateadd,
+    "datediff": _datediff,
+    "datename": _datename,
+    "datepart": _datepart,
+    "datetimefromparts": _datetimefromparts,
+    "day": _part_of("day"),
+    "month": _part_of("month"),
+    "year": _part_of("year"),
+})
+
+
+# ---------------------------------------------------------------- NULL and types
+
+# Spark type → ASA type name (GetType); a struct or map is a record
+_TYPE_NAMES = (
+    (_INTEGRAL, "bigint"), ((T.FloatType, T.DoubleType, T.DecimalType), "float"),
+    ((T.StringType,), "nvarchar(max)"), ((T.TimestampType, T.TimestampNTZType), "datetime"),
+    ((T.BooleanType,), "bit"), ((T.StructType, T.MapType), "record"), ((T.ArrayType,), "array"),
+)
+
+
+def _gettype(args, call, scope) -> Column:
+    # Spark types a column, ASA each value: a NULL value has no type (NULL)
+    kind = scope.type_of(args[0])
+    name = next((name for kinds, name in _TYPE_NAMES if isinstance(kind, kinds)), None)
+    return F.when(args[0].isNotNull(), F.lit(name)).cast("string")
+
+
+_FUNCTIONS.update({
+    "coalesce": _values(F.coalesce),
+    "isnull": _values(F.coalesce),
+    "nullif": _values(F.nullif),
+    "gettype": _gettype,
+    # a random version 4 UUID per event: a replay gives other values (ASA's NEWID is random too)
+    "newid": lambda args, call, scope: F.uuid(),
+})
+
+
+# ---------------------------------------------------------------- records, arrays, metadata
+
+
+def _record_property(args, call, scope) -> Column:
+    record, name, name_node = args[0], args[1], call.args[1]
+    kind = scope.type_of(record)
+    if isinstance(kind, T.MapType):
+        return F.try_element_at(record, name.cast("string"))
+    if not isinstance(kind, T.StructType):
+        return _null()  # not a record (or a field no event has): no property
+    if isinstance(name_node, ast.Literal):
+        return _struct_field(record, kind, name_node.value)
+    # a name known per event: pick among the record's properties
+    wanted, value = F.lower(name.cast("string")), None
+    for field in kind.fields:
+        match = wanted == field.name.lower()
+        value = F.when(match, record[field.name]) if value is None else \
+            value.when(match, record[field.name])
+    if value is None:
+        return _null()
+    try:
+        scope.type_of(value)
+    except AnalysisException:
+        raise UnsupportedFeatureError(
+            "GetRecordPropertyValue() with a property name that is not a literal needs "
+            "properties of one type; these have several", name_node.span) from None
+    return value
+
+
+def _struct_field(record: Column, kind: T.StructType, name) -> Column:
+    # property names match without regard to case, as field names do
+    if not isinstance(name, str):
+        return _null()
+    field = next((f for f in kind.fields if f.name == name), None) or \
+        next((f for f in kind.fields if f.name.lower() == name.lower()), None)
+    return record[field.name] if field is not None else _null()
+
+
+def _array_element(args, call, scope) -> Column:
+    # 0-based; an index outside the array gives NULL
+    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+        return _null()
+    return F.get(args[0], args[1].cast("int"))
+
+
+def _array_length(args, call, scope) -> Column:
+    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+        return _null()
+    return F.array_size(args[0]).cast("bigint")
+
+
+_METADATA_COLUMNS = {"EventEnqueuedUtcTime": C.ARRIVAL, "PartitionId": C.PARTITION}
+
+
+def _metadata_property(args, call, scope) -> Column:
+    # the first argument is the input alias: one input per statement, nothing to choose
+    column = _METADATA_COLUMNS[metadata_property_of(call.args[1])]
+    frame = getattr(scope, "frame", None)
+    if frame is not None and column not in frame.columns:
+        raise UnsupportedFeatureError("GetMetadataPropertyValue() is supported in statements "
+                                      "without GROUP BY so far", call.span)
+    return F.col(column)
+
+
+_FUNCTIONS.update({
+    "getrecordpropertyvalue": _record_property,
+    "getarrayelement": _array_element,
+    "getarraylength": _array_length,
+    "getmetadatapropertyvalue": _metadata_property,
+})

@@ -81,3 +81,26 @@ def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(tmp_path):
         assert list((tmp_path / "ck" / "source-0" / "asaql-control").glob("*-tick.jsonl"))
         stderr = interrupt()
     assert process.returncode == 0, stderr
+
+
+def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(tmp_path):
+    """Reference data is refreshed when its file changes: events after the change join the new
+    rows; nothing written before is written again."""
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    names = tmp_path / "names.jsonl"
+    names.write_text('{"id": 1, "name": "one"}\n{"id": 2, "name": "two"}\n')
+    (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
+    query = ("SELECT e.id, n.name INTO out FROM input e TIMESTAMP BY t "
+             "LEFT JOIN Names n ON e.id = n.id")
+    with following(tmp_path, query, "--reference", f"Names={names}") as (process, out, interrupt):
+        assert wait_for_rows(out, 2, process) == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
+        names.write_text('{"id": 3, "name": "three"}\n')
+        time.sleep(3)  # the change is seen within a poll; the queries restart
+        (inbox / "b.jsonl").write_text(EVENT.format(id=3) + EVENT.format(id=1))
+        rows = wait_for_rows(out, 4, process)
+        assert sorted(rows[2:], key=lambda r: r["id"]) == [{"id": 1, "name": None},
+                                                          {"id": 3, "name": "three"}], rows
+        stderr = interrupt()
+    assert process.returncode == 0, stderr
+    assert len(out.read_text().splitlines()) == 4
