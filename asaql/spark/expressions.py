@@ -6,6 +6,7 @@ import copy
 import sys
 from functools import singledispatch
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -75,7 +76,10 @@ class Scope:
         """The Spark type of a lowered expression, or None when no frame is known."""
         if self.frame is None:
             return None
-        return self.frame.select(column).schema.fields[0].dataType
+        try:
+            return self.frame.select(column).schema.fields[0].dataType
+        except AnalysisException:  # inside a Spark lambda (joins, APPLY): not resolvable here
+            return None
 
     def field(self, node: Field) -> Column:
         head = next((f for f in self.schema.fields if f.name.lower() == node.path[0].lower()), None)
@@ -158,7 +162,14 @@ def _(node: ast.UnaryOp, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: ast.BinaryOp, scope: Scope) -> Column:
-    return _BINARY[node.op](lower_expr(node.left, scope), lower_expr(node.right, scope))
+    left, right = lower_expr(node.left, scope), lower_expr(node.right, scope)
+    if node.op == "+" and _is_text(left, scope) and _is_text(right, scope):
+        return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
+    return _BINARY[node.op](left, right)
+
+
+def _is_text(column: Column, scope: Scope) -> bool:
+    return isinstance(scope.type_of(column), T.StringType)
 
 
 @lower_expr.register

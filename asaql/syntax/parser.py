@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from asaql.errors import AsaqlError, QuerySyntaxError, Span
+from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureError
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
 from asaql.syntax.grammar import parser
@@ -53,7 +55,19 @@ def _parse(text: str) -> ast.Query:
         raise
 
 
-def _syntax_error(error: UnexpectedInput, text: str) -> QuerySyntaxError:
+# ASA clauses asaql does not parse yet: a syntax error after one of them names the clause.
+_UNSUPPORTED_CLAUSES = re.compile(r"\b(MATCH_RECOGNIZE)\s*\(", re.IGNORECASE)
+
+
+def _syntax_error(error: UnexpectedInput, text: str) -> AsaqlError:
+    offset = getattr(error, "pos_in_stream", None)
+    for match in _UNSUPPORTED_CLAUSES.finditer(text):
+        if offset is None or match.start() <= offset:
+            line = text.count("\n", 0, match.start()) + 1
+            column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            return UnsupportedFeatureError(
+                f"{match.group(1).upper()} is not supported yet",
+                Span(line, column, line, column + len(match.group(1))))
     if isinstance(error, UnexpectedToken):
         return _unexpected_token(error, text)
     if isinstance(error, UnexpectedCharacters):

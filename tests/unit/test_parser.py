@@ -286,10 +286,6 @@ def test_lexical_errors(text, words, column):
     assert (error.span.line, error.span.column) == (1, column)
 
 
-def test_match_recognize_is_a_syntax_error():
-    syntax_error("SELECT * FROM input MATCH_RECOGNIZE (PARTITION BY a)")
-
-
 def test_error_renders_with_a_caret():
     text = "SELECT a\nFROM b WHERE )"
     rendered = syntax_error(text).render(text, "q.sql")
@@ -322,3 +318,10 @@ def test_token_soup_parses_or_raises_a_query_error(words):
         parse(" ".join(words))
     except (QuerySyntaxError, UnsupportedFeatureError):
         pass
+
+
+def test_match_recognize_is_reported_as_not_supported_yet_at_its_position():
+    with pytest.raises(UnsupportedFeatureError) as info:
+        parse("SELECT *\nFROM i\n  MATCH_RECOGNIZE (PARTITION BY a PATTERN (A) DEFINE A AS a > 1) AS m")
+    assert "MATCH_RECOGNIZE is not supported yet" in str(info.value)
+    assert (info.value.span.line, info.value.span.column) == (3, 3)

@@ -13,7 +13,7 @@ PerDevice AS (
     FROM Readings
     GROUP BY deviceId, TumblingWindow(second, 10)
 )
-SELECT w.deviceId, doubled, w.rec.a AS a, ts INTO hot FROM Warm w WHERE doubled > 40
+SELECT w.deviceId, doubled, w.rec.a AS a, ts, w.deviceId + '-hot' AS tag INTO hot FROM Warm w WHERE doubled > 40
 
 SELECT * INTO counts FROM PerDevice WHERE n > 1
 
