@@ -9,7 +9,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin
-from asaql.errors import ConfigurationError, QueryAnalysisError
+from asaql.errors import ConfigurationError
 from asaql.plan.nodes import ApplyToElements, JoinReference
 from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.reference import key_text
@@ -80,27 +80,23 @@ def _reference_partners(join: ReferenceJoin, scope: Scope) -> tuple[Column, T.Da
 
 
 def _elements(apply: ApplyElements, scope: Scope) -> tuple[Column, T.DataType]:
+    """The elements of an array (properties of a record). ASA reads schema on read: a value that
+    is not an array (record) — NULL, a number, a field no event has — has no elements."""
     value = lower_expr(apply.argument, scope)
     kind = scope.type_of(value)
     name, content = APPLY_FUNCTIONS[apply.function]
-    span = getattr(apply.argument, "span", None)
     if apply.function == "getarrayelements":
-        if not isinstance(kind, T.ArrayType):
-            raise QueryAnalysisError("GetArrayElements() needs an array, but this value is "
-                                     f"{kind.simpleString()}", span)
-        element = T.StructType([T.StructField(name, T.LongType()),
-                                T.StructField(content, kind.elementType)])
+        item = kind.elementType if isinstance(kind, T.ArrayType) else T.StringType()
+        element = T.StructType([T.StructField(name, T.LongType()), T.StructField(content, item)])
         elements = F.transform(value, lambda x, i: F.struct(i.cast("bigint").alias(name),
-                                                            x.alias(content)))
+                                                            x.alias(content))) \
+            if isinstance(kind, T.ArrayType) else None
     else:
-        if not isinstance(kind, T.StructType):
-            raise QueryAnalysisError("GetRecordProperties() needs a record, but this value is "
-                                     f"{kind.simpleString()}", span)
         # Property values differ in type: they travel as VARIANT (written as their JSON).
         element = T.StructType([T.StructField(name, T.StringType()),
                                 T.StructField(content, T.VariantType())])
-        elements = F.array(*[F.struct(F.lit(f.name).alias(name),
-                                      value.getField(f.name).cast("variant").alias(content))
-                             for f in kind.fields])
-        elements = F.when(value.isNotNull(), elements)
-    return F.coalesce(elements, F.array().cast(T.ArrayType(element))), element
+        elements = F.when(value.isNotNull(), F.array(*[
+            F.struct(F.lit(f.name).alias(name), value.getField(f.name).cast("variant").alias(content))
+            for f in kind.fields])) if isinstance(kind, T.StructType) else None
+    empty = F.array().cast(T.ArrayType(element))
+    return (empty if elements is None else F.coalesce(elements, empty)), element
