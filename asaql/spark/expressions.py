@@ -57,6 +57,7 @@ class Scope:
         self.warned: set[str] = set()
         self.aliases: dict[str, Column] = {}  # joined reference rows, applied elements
         self.references: dict = {}  # reference data tables by input name (lower case)
+        self.alias_schemas: dict[str, T.StructType] = {}  # joined reference rows' fields
         # CASTs that can fail on a row: (failed, reason) columns, so the row is set aside
         self.failures: list[tuple[Column, Column]] = []
 
@@ -85,19 +86,18 @@ class Scope:
         head = next((f for f in self.schema.fields if f.name.lower() == node.path[0].lower()), None)
         if head is None:
             # ASA is schema-on-read: a field no record has is NULL, not an error.
-            self._warn_missing(node)
+            self.warn_missing(".".join(node.path), node.span)
             return F.lit(None)
         column = F.col(f"`{head.name}`")
         for part in node.path[1:]:
             column = column.getField(part)
         return column
 
-    def _warn_missing(self, node: Field) -> None:
-        name = ".".join(node.path)
+    def warn_missing(self, name: str, span, source: str = "input record") -> None:
         if name not in self.warned:
             self.warned.add(name)
-            where = f" (line {node.span.line})" if node.span else ""
-            print(f"warning: no input record has a field '{name}'{where}; it reads as NULL",
+            where = f" (line {span.line})" if span else ""
+            print(f"warning: no {source} has a field '{name}'{where}; it reads as NULL",
                   file=sys.stderr)
 
 
@@ -114,6 +114,12 @@ def _(node: Field, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: AliasField, scope: Scope) -> Column:
+    schema = scope.alias_schemas.get(node.alias)
+    if schema is not None and node.path and \
+            node.path[0].lower() not in {f.name.lower() for f in schema.fields}:
+        # schema on read, as for input fields: a field no reference row has is NULL
+        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "reference data row")
+        return F.lit(None)
     column = scope.aliases[node.alias]
     for part in node.path:
         column = column.getField(part)

@@ -31,6 +31,11 @@ def combinations(laterals: list, scope: Scope) -> Column:
     """array<struct<alias: row, …>>: every combination of partners of the event, in order; the
     ON of a later join sees the rows of the earlier ones."""
     combos = F.array(F.struct(F.lit(True).alias(_SEED)))
+    for lateral in laterals:
+        if isinstance(lateral, ReferenceJoin):
+            table = scope.references.get(lateral.input_name.lower())
+            if table is not None:
+                scope.alias_schemas[lateral.alias] = table.schema
     for k, lateral in enumerate(laterals):
         combos = F.flatten(F.transform(combos, _extender(lateral, laterals[:k], scope)))
     return combos

@@ -31,6 +31,8 @@ class ReferenceTable:
 
     def rows(self) -> Column:
         """The whole table as an array literal."""
+        if not self.schema.fields:  # an empty file: no rows, no fields
+            return F.array().cast(T.ArrayType(self.schema))
         lines = self.frame.select(F.to_json(self.record()).alias("j")).collect()
         text = "[" + ",".join(row["j"] for row in lines) + "]"
         return F.from_json(F.lit(text), T.ArrayType(self.schema))
@@ -38,6 +40,8 @@ class ReferenceTable:
     def by_key(self, keys: list[Column]) -> Column:
         """A map literal: the key (JSON text of the key values as strings) → its rows, in file
         order. Rows whose key holds a NULL are never matched (NULL = x is not true)."""
+        if not self.schema.fields:  # an empty file: no rows, no fields
+            return F.create_map().cast(T.MapType(T.StringType(), T.ArrayType(self.schema)))
         key = key_text(keys)
         rows = self.frame.select(key.alias("k"), F.to_json(self.record()).alias("j")).collect()
         groups: dict[str, list] = {}

@@ -83,3 +83,17 @@ def test_reference_joins_and_apply_match_nested_loops(spark, rows, log):
     want = expected(rows, log)
     for name, rows_ in want.items():
         assert golden.canonical(actual[name], False) == golden.canonical(rows_, False), name
+
+
+def test_an_empty_reference_table_matches_nothing(spark, tmp_path):
+    """Schema on read: the fields the query names read as NULL; LEFT keeps every event."""
+    (tmp_path / "query.sql").write_text(QUERY)
+    log = [{"seq": i, "k": 1, "lo": 0, "tags": [i], "t": f"2021-01-01T00:00:0{i}Z",
+            "EventEnqueuedUtcTime": f"2021-01-01T00:00:0{i}Z"} for i in range(2)]
+    (tmp_path / "input.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
+    (tmp_path / "reference").mkdir()
+    (tmp_path / "reference" / "Ref.jsonl").write_text("")
+    actual = golden.run_case(golden.load_case(tmp_path), spark)
+    assert actual["inner_rows"] == [] and actual["range_rows"] == []
+    assert actual["left_rows"] == [{"seq": 0, "v": None, "k": None}]
+    assert sorted(r["seq"] for r in actual["apply_rows"]) == [0, 1]
