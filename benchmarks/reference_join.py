@@ -88,6 +88,9 @@ def main() -> None:
         events = args.files * (args.events // args.files)
         print(f"{events} events in {args.files} files, {spark.sparkContext.master}, LEFT JOIN "
               "on deviceId, JSON folder sink")
+        warm = work / "warm-up.jsonl"  # the first Spark job of a JVM is slow: not measured
+        write_table(warm, 10)
+        time_native(spark, source, warm, work, "warm-up")
         for rows in (int(r) for r in args.rows.split(",")):
             table = work / f"devices-{rows}.jsonl"
             write_table(table, rows)
