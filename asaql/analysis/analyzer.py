@@ -166,10 +166,6 @@ def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryCon
         else:
             laterals.append(_bind_join(item, binder, context))
         binder.aliases[laterals[-1].alias] = laterals[-1]
-    if s.group_by is not None:
-        for item, lateral in zip(s.joins, laterals):
-            if isinstance(lateral, ApplyElements):
-                _unsupported("APPLY operators in a GROUP BY query", item.span)
     return tuple(laterals)
 
 
@@ -281,8 +277,6 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
         if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
     _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
-    if any(isinstance(lateral, ApplyElements) for lateral in laterals):
-        _unsupported("APPLY operators in a GROUP BY query", s.group_by.span)
     return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
                                where=_and(step.where, where), columns=columns, laterals=laterals,
                                aggregation=aggregation, span=s.span)

@@ -51,6 +51,9 @@ class StatementSpec:
     result_aggregates: tuple[str, ...]  # output column per aggregate
     failure: str | None = None  # why a CAST failed on the event (NULL when none did)
     record: str | None = None  # the event as JSON, for the errors file when one did
+    # With JOINs or APPLY: a column holding, per event, a list of records of the inputs above
+    # (one per partner combination): the event counts once per element.
+    exploded: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +224,12 @@ class SourceStep:
             "file": good[C.FILE].to_numpy(object)[chosen],
             "line": good[C.LINE].to_numpy(np.int64)[chosen],
         })
-        for column in (*st.groups, *st.session_keys, *st.values):
-            if column not in fresh:
-                fresh[column] = good[column].to_numpy()[chosen]
+        if st.exploded is not None:
+            fresh = self._explode(st, fresh, good[st.exploded].to_numpy(object)[chosen])
+        else:
+            for column in (*st.groups, *st.session_keys, *st.values):
+                if column not in fresh:
+                    fresh[column] = good[column].to_numpy()[chosen]
         pending = s.pending.get(st.index)
         rows = fresh if pending is None or pending.empty else pd.concat([pending, fresh],
                                                                          ignore_index=True)
@@ -247,6 +253,17 @@ class SourceStep:
         for name, end in last_ends.items():
             closed_until[name] = max(closed_until.get(name, NONE), int(end) + 1)
         return self._aggregate(st, members)
+
+    @staticmethod
+    def _explode(st: StatementSpec, fresh: pd.DataFrame, lists: np.ndarray) -> pd.DataFrame:
+        """One row per element of each event's list (none for an empty list)."""
+        sizes = np.array([0 if x is None else len(x) for x in lists], dtype=np.int64)
+        rows = fresh.iloc[np.repeat(np.arange(len(fresh)), sizes)].reset_index(drop=True)
+        elements = [element for x in lists if x is not None for element in x]
+        for column in dict.fromkeys((*st.groups, *st.session_keys, *st.values)):
+            rows[column] = pd.Series([e[column] for e in elements]) \
+                if elements else pd.Series([], dtype=object)
+        return rows
 
     def _aggregate(self, st: StatementSpec, members: pd.DataFrame) -> pd.DataFrame:
         by = ["end", "key", *st.groups]

@@ -64,51 +64,41 @@ def is_windowed(write: WriteOutput) -> bool:
 
 def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
             record: Column) -> WindowedStatement:
-    """`events` is the stream before the step (for types); `record` the input record as JSON."""
+    """`events` is the stream before the step (for types); `record` the input record as JSON.
+
+    With JOINs of reference data or APPLY, an event counts once per partner combination: its
+    inputs travel as an array of structs (one per combination) that the step explodes."""
     project, having, aggregate, where = split_windowed(write)
     prefix = f"asaql__s{index}_"
-    inputs: dict[str, Column] = {}
     laterals = laterals_below(write)
-    matched = F.lit(True)
-    if laterals:
-        # decision: an event of a GROUP BY query joins the first matching reference row (in
-        # file order), so that events are never counted twice; keys are expected unique.
-        combos = combinations(laterals, scope)
-        matched = F.size(combos) > 0
-        scope = bind(scope, F.try_element_at(combos, F.lit(1)), [l.alias for l in laterals])
-    if where is not None or laterals:
-        condition = F.coalesce(lower_expr(where, scope), F.lit(False)) if where is not None \
-            else F.lit(True)
-        inputs[prefix + "where"] = matched & condition
-    groups = []
-    for j, expr in enumerate(aggregate.group_by):
-        groups.append(prefix + f"g{j}")
-        inputs[groups[-1]] = lower_expr(expr, scope)
-    session_keys = []
-    if isinstance(aggregate.window, SessionWindow):
-        for m, expr in enumerate(aggregate.window.partition_by):
-            session_keys.append(prefix + f"k{m}")
-            inputs[session_keys[-1]] = lower_expr(expr, scope)
-    values: list[str] = []
-    specs: list[AggregateSpec] = []
-    for k, call in enumerate(aggregate.aggregates):
-        specs.append(_aggregate_inputs(call, f"{prefix}a{k}", scope, record, inputs, values))
-    failure = record_column = None
-    if scope.failures:  # a failed CAST sets the event aside from this statement's windows
-        failure, record_column = prefix + "failure", prefix + "record"
-        reason = F.lit(None).cast("string")
-        for flag, why in reversed(scope.failures):
-            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
-        inputs[failure] = reason
-        inputs[record_column] = record
-        inputs[prefix + "where"] = inputs.get(prefix + "where", F.lit(True)) & reason.isNull()
+    aliases = [lateral.alias for lateral in laterals]
+    combos = combinations(laterals, scope) if laterals else None
+    # With laterals, types come from the first combination (lambda variables have none).
+    typed_scope = bind(scope, F.try_element_at(combos, F.lit(1)), aliases) if laterals else scope
+    built = _statement_inputs(aggregate, where, prefix, typed_scope, record)
+    inputs, groups, session_keys, values, specs = built
     types = _types(events, inputs)
+    converted = set()
     for spec in specs:  # numeric aggregates read numbers: anything else is converted (or NULL)
         column = spec.order_by[0][0] if spec.function in _PERCENTILES else spec.column
         if spec.function in _NUMERIC_AGGREGATES | _PERCENTILES and column is not None \
                 and not isinstance(types[column], _NUMERIC):
             inputs[column] = inputs[column].try_cast("double")
             types[column] = T.DoubleType()
+            converted.add(column)
+    failure = record_column = exploded = None
+    if laterals:
+        exploded = prefix + "rows"
+        inputs = {exploded: _per_combination(combos, aggregate, where, prefix, scope, record,
+                                             aliases, converted)}
+    elif typed_scope.failures:  # a failed CAST sets the event aside from this statement's windows
+        failure, record_column = prefix + "failure", prefix + "record"
+        reason = F.lit(None).cast("string")
+        for flag, why in reversed(typed_scope.failures):
+            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
+        inputs[failure] = reason
+        inputs[record_column] = record
+        inputs[prefix + "where"] = inputs.get(prefix + "where", F.lit(True)) & reason.isNull()
     result_groups = [f"asaql__r{index}_g{j}" for j in range(len(groups))]
     result_aggregates = [f"asaql__r{index}_a{k}" for k in range(len(specs))]
     fields = [T.StructField(name, types[source], True) for name, source in zip(result_groups, groups)]
@@ -123,8 +113,46 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         where=prefix + "where" if prefix + "where" in inputs else None,
         groups=tuple(groups), session_keys=tuple(session_keys), values=tuple(values),
         aggregates=tuple(specs), result_groups=tuple(result_groups),
-        result_aggregates=tuple(result_aggregates), failure=failure, record=record_column)
+        result_aggregates=tuple(result_aggregates), failure=failure, record=record_column,
+        exploded=exploded)
     return WindowedStatement(index, write, aggregate, having, project, inputs, spec, fields, finish)
+
+
+def _statement_inputs(aggregate: WindowAggregate, where, prefix: str, scope: Scope,
+                      record: Column):
+    """The columns the step reads for one statement: WHERE, group values, session keys, what
+    the aggregates read. → (inputs, groups, session keys, values, aggregate specs)."""
+    inputs: dict[str, Column] = {}
+    if where is not None:
+        inputs[prefix + "where"] = F.coalesce(lower_expr(where, scope), F.lit(False))
+    groups = []
+    for j, expr in enumerate(aggregate.group_by):
+        groups.append(prefix + f"g{j}")
+        inputs[groups[-1]] = lower_expr(expr, scope)
+    session_keys = []
+    if isinstance(aggregate.window, SessionWindow):
+        for m, expr in enumerate(aggregate.window.partition_by):
+            session_keys.append(prefix + f"k{m}")
+            inputs[session_keys[-1]] = lower_expr(expr, scope)
+    values: list[str] = []
+    specs = [_aggregate_inputs(call, f"{prefix}a{k}", scope, record, inputs, values)
+             for k, call in enumerate(aggregate.aggregates)]
+    return inputs, groups, session_keys, values, specs
+
+
+def _per_combination(combos: Column, aggregate: WindowAggregate, where, prefix: str,
+                     scope: Scope, record: Column, aliases: list[str], converted: set) -> Column:
+    """array<struct<the statement's inputs>>: one element per partner combination that WHERE
+    keeps (a failed CAST there gives NULL, as TRY_CAST)."""
+    def element(combo: Column) -> Column:
+        inputs = _statement_inputs(aggregate, where, prefix, bind(scope, combo, aliases), record)[0]
+        return F.struct(*[(column.try_cast("double") if name in converted else column).alias(name)
+                          for name, column in inputs.items()])
+
+    elements = F.transform(combos, element)
+    if where is None:
+        return elements
+    return F.filter(elements, lambda e: e.getField(prefix + "where"))
 
 
 def _types(events: DataFrame, inputs: dict) -> dict:

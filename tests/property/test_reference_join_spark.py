@@ -1,9 +1,10 @@
 """Reference data joins and APPLY on real Spark streaming queries, against nested loops.
 
 Each example is a random reference table (keys with NULLs and duplicates) and a random event
-log, and one query with four outputs: an INNER join with an equality key and a residual
-condition, a LEFT join with WHERE, a join without equality (a range condition), and OUTER APPLY
-over an array. Every output must hold exactly the rows the nested-loop definition gives
+log, and one query with six outputs: an INNER join with an equality key and a residual
+condition, a LEFT join with WHERE, a join without equality (a range condition), OUTER APPLY
+over an array, and GROUP BY over a join (duplicate keys count once per match) and over CROSS
+APPLY. Every output must hold exactly the rows the nested-loop definition gives
 (compared as multisets: joins add no order of their own).
 
 Examples: ASAQL_JOIN_EXAMPLES (default 6); each costs one Spark run.
@@ -36,6 +37,15 @@ JOIN Ref r ON r.v BETWEEN e.lo AND e.lo + 2
 
 SELECT e.seq, a.ArrayIndex AS i, a.ArrayValue AS x INTO apply_rows FROM input e TIMESTAMP BY t
 OUTER APPLY GetArrayElements(e.tags) AS a
+
+SELECT r.k, COUNT(*) AS n, SUM(r.v) AS total INTO grouped_join FROM input e TIMESTAMP BY t
+JOIN Ref r ON e.k = r.k
+GROUP BY r.k, TumblingWindow(minute, 5)
+
+SELECT COUNT(*) AS n, SUM(a.ArrayValue) AS total INTO grouped_apply FROM input e TIMESTAMP BY t
+CROSS APPLY GetArrayElements(e.tags) AS a
+WHERE a.ArrayIndex < 2
+GROUP BY TumblingWindow(minute, 5)
 """
 
 keys = st.one_of(st.none(), st.integers(0, 3))
@@ -48,7 +58,12 @@ events = st.lists(st.fixed_dictionaries({
 
 
 def expected(rows: list[dict], log: list[dict]) -> dict[str, list[dict]]:
-    out = {"inner_rows": [], "left_rows": [], "range_rows": [], "apply_rows": []}
+    out = {"inner_rows": [], "left_rows": [], "range_rows": [], "apply_rows": [],
+           "grouped_join": [], "grouped_apply": []}
+    per_key: dict = {}
+    elements = [x for e in log for i, x in enumerate(e["tags"] or []) if i < 2]
+    if elements:
+        out["grouped_apply"].append({"n": len(elements), "total": sum(elements)})
     for e in log:
         for r in rows:
             if e["k"] is not None and e["k"] == r["k"] and r["flag"] == 1:
@@ -59,9 +74,14 @@ def expected(rows: list[dict], log: list[dict]) -> dict[str, list[dict]]:
             matches = [r for r in rows if e["k"] is not None and r["k"] == e["k"]]
             out["left_rows"] += [{"seq": e["seq"], "v": r["v"], "k": r["k"]} for r in matches] \
                 or [{"seq": e["seq"], "v": None, "k": None}]
+        for r in rows:
+            if e["k"] is not None and e["k"] == r["k"]:
+                n, total = per_key.get(r["k"], (0, 0))
+                per_key[r["k"]] = (n + 1, total + r["v"])
         tags = e["tags"] or []
         out["apply_rows"] += [{"seq": e["seq"], "i": i, "x": x} for i, x in enumerate(tags)] \
             or [{"seq": e["seq"], "i": None, "x": None}]
+    out["grouped_join"] = [{"k": k, "n": n, "total": total} for k, (n, total) in per_key.items()]
     return out
 
 
@@ -94,6 +114,7 @@ def test_an_empty_reference_table_matches_nothing(spark, tmp_path):
     (tmp_path / "reference").mkdir()
     (tmp_path / "reference" / "Ref.jsonl").write_text("")
     actual = golden.run_case(golden.load_case(tmp_path), spark)
-    assert actual["inner_rows"] == [] and actual["range_rows"] == []
+    assert actual["inner_rows"] == [] and actual["range_rows"] == [] and \
+        actual["grouped_join"] == []
     assert actual["left_rows"] == [{"seq": 0, "v": None, "k": None}]
     assert sorted(r["seq"] for r in actual["apply_rows"]) == [0, 1]
