@@ -419,8 +419,6 @@ class _GroupByBinder:
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         if isinstance(node, (ast.ColumnRef, ast.SystemTimestamp)):
             return self.binder.bind(node)
-        if _has_name_argument(node):
-            return _name_argument(node, self._bind)
         return map_children(node, self._bind)
 
     def _over_groups(self, expr, aliases: dict | None = None):
@@ -438,9 +436,6 @@ class _GroupByBinder:
                 return aliases[expr.path[0].lower()]
             raise InvalidQueryError(
                 f"'{'.'.join(expr.path)}' must be in GROUP BY or inside an aggregate", expr.span)
-        if _has_name_argument(expr):
-            return dataclasses.replace(expr, args=(expr.args[0], *[
-                self._over_groups(a, aliases) for a in expr.args[1:]]))
         return map_children(expr, lambda child: self._over_groups(child, aliases))
 
 
@@ -495,10 +490,8 @@ class _Binder:
             self.check_function(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
-        bind_child = lambda child: self.bind(child, allow_system_timestamp, what, no_aggregates)
-        if _has_name_argument(node):
-            return _name_argument(node, bind_child)
-        return map_children(node, bind_child)
+        return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
+                                                          no_aggregates))
 
     def _field(self, ref: ast.ColumnRef):
         parts = ref.parts
@@ -534,20 +527,6 @@ class _Binder:
                                           call.span, hint=_LATER)
         raise UnknownNameError(f"unknown function '{name}'", call.span, hint=functions.suggest(name))
 
-
-
-def _name_argument(call: ast.FunctionCall, bind_rest):
-    """DATEDIFF(minute, …), GetMetadataPropertyValue(input, …): the first argument is a name
-    (a date part, an input alias), kept as written; the others are bound by `bind_rest`."""
-    first = call.args[0]
-    if isinstance(first, ast.ColumnRef):
-        first = Field(path=tuple(p.name for p in first.parts), span=first.span)
-    return dataclasses.replace(call, args=(first, *[bind_rest(a) for a in call.args[1:]]))
-
-
-def _has_name_argument(node) -> bool:
-    return isinstance(node, ast.FunctionCall) and bool(node.args) and \
-        node.name.key in scalar_functions.FIRST_ARGUMENT_IS_NAME
 
 
 def _access(expr, path: tuple[str, ...], span):

@@ -10,7 +10,6 @@ docs/functions.md lists the semantics and the decisions taken where ASA is silen
 
 from __future__ import annotations
 
-from asaql.analysis.bound import Field
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
 
@@ -65,8 +64,8 @@ _DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (d
 METADATA_PROPERTIES = {"eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId"}
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
-# GetMetadataPropertyValue. The lowering reads that name from the call, never as a column.
-FIRST_ARGUMENT_IS_NAME = {"dateadd", "datediff", "datename", "datepart", "getmetadatapropertyvalue"}
+# GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.
+FIRST_ARGUMENT_IS_NAME = ast.NAME_FIRST_FUNCTIONS
 
 
 def is_supported(name: str) -> bool:
@@ -95,11 +94,9 @@ def check_call(call: ast.FunctionCall) -> None:
 
 def datepart_of(node) -> str | None:
     """The date part a DATEADD/DATEDIFF/DATEPART/DATENAME argument names ('minute' for `mi`),
-    or None. It is a bare name: a column reference before binding, a Field after."""
-    if isinstance(node, ast.ColumnRef) and len(node.parts) == 1:
-        return DATEPARTS.get(node.parts[0].key)
-    if isinstance(node, Field) and len(node.path) == 1:
-        return DATEPARTS.get(node.path[0].lower())
+    or None. It is a bare name (ast.NameArgument)."""
+    if isinstance(node, ast.NameArgument):
+        return DATEPARTS.get(node.name.lower())
     return None
 
 
@@ -130,8 +127,8 @@ def _check_datepart(call: ast.FunctionCall) -> None:
     unit = call.args[0]
     if datepart_of(unit) is not None:
         return
-    if isinstance(unit, ast.ColumnRef) and len(unit.parts) == 1:
-        problem = f"'{unit.parts[0].name}' is not a date part"
+    if isinstance(unit, ast.NameArgument):
+        problem = f"'{unit.name}' is not a date part"
     else:
         problem = "the first argument must name a date part"
     raise InvalidQueryError(f"{call.name.name.upper()}(): {problem}", unit.span,

@@ -100,6 +100,11 @@ def _(node: ast.Case) -> str:
 
 
 @expression_text.register
+def _(node: ast.NameArgument) -> str:
+    return node.name
+
+
+@expression_text.register
 def _(node: ast.FunctionCall) -> str:
     return f"{node.name.name.upper()}({', '.join(expression_text(a) for a in node.args)})"
 

@@ -234,13 +234,13 @@ def convert(value: Column, source: T.DataType | None, target: str) -> Column:
 
 @lower_expr.register
 def _(node: ast.FunctionCall, scope: Scope) -> Column:
-    from asaql.analysis.scalar_functions import FIRST_ARGUMENT_IS_NAME
     from asaql.spark.scalar_functions import lower_call
-    # A date part or an input alias is a name the lowering reads from the call, not a value.
-    named = node.name.key in FIRST_ARGUMENT_IS_NAME
-    args = [F.lit(None) if named and i == 0 else lower_expr(a, scope)
-            for i, a in enumerate(node.args)]
-    return lower_call(node, args, scope)
+    return lower_call(node, [lower_expr(a, scope) for a in node.args], scope)
+
+
+@lower_expr.register
+def _(node: ast.NameArgument, scope: Scope) -> Column:
+    return F.lit(None)  # a date part or an alias: the function reads it from the call
 
 
 @lower_expr.register

@@ -153,8 +153,21 @@ class FunctionCall(Node):
     within_group: tuple[OrderItem, ...] = ()
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NameArgument(Node):
+    """A bare name a function takes as its first argument — a date part (`DATEDIFF(minute, …)`),
+    an input alias (`GetMetadataPropertyValue(input, …)`) — not a column."""
+
+    name: str
+
+
+# Functions whose first argument is a name (NameArgument) when written as a bare name.
+NAME_FIRST_FUNCTIONS = frozenset({"dateadd", "datediff", "datename", "datepart",
+                                  "getmetadatapropertyvalue"})
+
+
 Expr = Union[
-    Literal, ColumnRef, SystemTimestamp, UnaryOp, BinaryOp, IsNull, Like, InList,
+    Literal, ColumnRef, NameArgument, SystemTimestamp, UnaryOp, BinaryOp, IsNull, Like, InList,
     Between, Cast, Case, FunctionCall,
 ]
 

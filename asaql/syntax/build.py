@@ -255,6 +255,10 @@ class AstBuilder(Transformer_NonRecursive):
                                   span=Span(head[0].span.line, head[0].span.column,
                                             head[-1].span.end_line, head[-1].span.end_column))
         star, distinct, items = args if args is not None else (False, False, ())
+        if name.key in ast.NAME_FIRST_FUNCTIONS and items and \
+                isinstance(items[0], ast.ColumnRef) and len(items[0].parts) == 1:
+            first = items[0].parts[0]
+            items = (ast.NameArgument(name=first.name, span=first.span), *items[1:])
         return ast.FunctionCall(name=name, args=items, distinct=distinct, star=star,
                                 over=over, within_group=within or (), span=span_of(meta))
 

@@ -117,7 +117,7 @@ def test_timestamp_by_over_and_partition_by_in_both_orders():
 def test_timestamp_by_a_call_then_over_substreams():
     source = stmt("SELECT * FROM input TIMESTAMP BY DATEADD(second, 1, t) OVER deviceId").source
     assert source.timestamp_by == ast.TimestampBy(
-        expr=call("DATEADD", col("second"), lit(1), col("t")), over=(col("deviceId"),))
+        expr=call("DATEADD", ast.NameArgument(name="second"), lit(1), col("t")), over=(col("deviceId"),))
 
 
 def test_repeated_timestamp_by_is_refused():
@@ -209,7 +209,7 @@ def test_function_calls():
     assert expr("COUNT(DISTINCT a)") == call("COUNT", col("a"), distinct=True)
     assert expr("TopOne()") == call("TopOne")
     assert expr("UDF.f(a, 1)") == call("UDF.f", col("a"), lit(1))
-    assert expr("DATEDIFF(second, a, b)") == call("DATEDIFF", col("second"), col("a"), col("b"))
+    assert expr("DATEDIFF(second, a, b)") == call("DATEDIFF", ast.NameArgument(name="second"), col("a"), col("b"))
     assert expr("Collect() WITHIN GROUP (ORDER BY a DESC, b)") == call(
         "Collect", within_group=(ast.OrderItem(expr=col("a"), descending=True), ast.OrderItem(expr=col("b"))))
 

@@ -66,10 +66,14 @@ def test_date_parts_and_abbreviations(spelling, part):
                   f"DATENAME({spelling}, t) AS c FROM input")
 
 
-def test_the_bound_date_part_is_read_from_its_field():
+def test_the_date_part_stays_a_name_after_binding_over_steps_and_groups():
     [statement] = compile_query("SELECT DATEDIFF(mi, t, u) AS d FROM input").statements
     call = statement.columns[0].expr
     assert S.datepart_of(call.args[0]) == "minute"
+    [grouped] = compile_query(
+        "WITH s AS (SELECT a, t FROM input) SELECT DATEDIFF(minute, MIN(t), MAX(t)) AS d "
+        "FROM s GROUP BY a, TumblingWindow(minute, 5)").statements
+    assert S.datepart_of(grouped.columns[0].expr.args[0]) == "minute"
 
 
 @pytest.mark.parametrize("function", ["DATEADD(fortnight, 1, t)", "DATEDIFF(fortnight, t, u)",
