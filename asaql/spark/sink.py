@@ -204,14 +204,11 @@ def entries(destination: int, lines: OutputLines) -> Column:
     """The lines a row gives one destination, as an array of entries (NULL where none)."""
     if lines.combinations is None:
         return F.array(F.when(lines.condition, _entry(destination, lines.line, lines.order)))
-    combos = F.when(lines.condition, lines.combinations) \
-        .otherwise(F.slice(lines.combinations, 1, 0))
-
     def entry(combo: Column, position: Column) -> Column:
         keep, line = lines.per_combination(combo)
-        return F.when(keep, _entry(destination, line, lines.order, position))
+        return F.when(lines.condition & keep, _entry(destination, line, lines.order, position))
 
-    return F.transform(combos, entry)
+    return F.transform(lines.combinations, entry)
 
 
 def _entry(destination: int, line, order, position: Column | None = None) -> Column:
