@@ -101,6 +101,16 @@ class Scope:
                   file=sys.stderr)
 
 
+def first_failure(failures: list[tuple[Column, Column]]) -> tuple[Column, Column]:
+    """(whether any CAST failed on the row, the reason of the first that did)."""
+    failed = F.lit(False)
+    reason = F.lit(None).cast("string")
+    for flag, why in reversed(failures):
+        failed = failed | F.coalesce(flag, F.lit(False))
+        reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
+    return failed, reason
+
+
 @singledispatch
 def lower_expr(node, scope: Scope) -> Column:
     raise UnsupportedFeatureError(f"{type(node).__name__} is not supported yet",

@@ -17,7 +17,6 @@ from pyspark.sql import types as T
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.errors import QueryAnalysisError
-from asaql.analysis.laterals import ReferenceJoin
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan,
     PlanNode, Project, WriteOutput, timestamped_source,
@@ -27,7 +26,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
 from asaql.runtime.step import SourceStep, StepSpec
-from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.io import read_events
 from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
@@ -224,50 +223,33 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         node = node.input
     order = [F.col(c) for c in ORDER_COLUMNS]
     laterals = laterals_below(write)
-    tables = _alias_schemas(laterals, scope)
     if not laterals:
         keep = F.lit(True)
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, scope), F.lit(False))
         in_where = len(scope.failures)
-        line = _json_line(stream, _project(project.columns, scope, tables))
+        line = _json_line(stream, _project(project.columns, scope))
         if not scope.failures:
             return OutputLines(condition & keep, line, order)
         # A CAST that fails in WHERE fails the row; in SELECT, only a row WHERE keeps.
         failures = [(f if i < in_where else keep & f, r) for i, (f, r) in enumerate(scope.failures)]
-        failed = F.lit(False)
-        reason = F.lit(None).cast("string")
-        for flag, why in reversed(failures):
-            failed = failed | F.coalesce(flag, F.lit(False))
-            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
-        record = F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
+        failed, reason = first_failure(failures)
         return OutputLines(condition & keep & ~failed, line, order, failed=condition & failed,
-                           failure_reason=reason, record=record)
+                           failure_reason=reason, record=_record(schema))
     combos = combinations(laterals, scope)
     aliases = [lateral.alias for lateral in laterals]
     # Types come from the first combination (lambda variables have none until Spark runs).
     sample = bind(scope, F.try_element_at(combos, F.lit(1)), aliases)
-    types = _line_types(stream, _project(project.columns, sample, tables))
+    types = _line_types(stream, _project(project.columns, sample))
 
     def per_combination(combo: Column) -> tuple[Column, Column]:
         inner = bind(scope, combo, aliases)
         keep = F.lit(True)
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, inner), F.lit(False))
-        return keep, _json_from(_project(project.columns, inner, tables), types)
+        return keep, _json_from(_project(project.columns, inner), types)
 
     return OutputLines(condition, None, order, combos, per_combination)
-
-
-def _alias_schemas(laterals: list, scope: Scope) -> dict[str, T.StructType]:
-    """`r.*`: the fields of each joined reference table."""
-    schemas = {}
-    for lateral in laterals:
-        if isinstance(lateral, ReferenceJoin):
-            table = scope.references.get(lateral.input_name.lower())
-            if table is not None:
-                schemas[lateral.alias] = table.schema
-    return schemas
 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
@@ -277,7 +259,7 @@ def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.Stru
     if statement.having is not None:
         condition = condition & F.coalesce(lower_expr(statement.having, scope), F.lit(False))
     order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
-    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope, {})),
+    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope)),
                        order)
 
 
@@ -299,13 +281,13 @@ def _json_from(columns: list[Column], types: list[T.StructField]) -> Column:
     return F.to_json(F.struct(*values), {"ignoreNullFields": "false"})
 
 
-def _project(columns, scope: Scope, tables: dict[str, T.StructType]) -> list[Column]:
+def _project(columns, scope: Scope) -> list[Column]:
     out: list[Column] = []
     names: set[str] = set()
     for column in columns:
         if isinstance(column, AllFields):
             # ASA: a field of `*` whose name an earlier column has is left out.
-            fields = tables.get(column.alias, T.StructType()).fields if column.alias \
+            fields = scope.alias_schemas.get(column.alias, T.StructType()).fields if column.alias \
                 else scope.schema.fields
             for f in fields:
                 if f.name.lower() not in names:

@@ -17,7 +17,7 @@ from asaql.errors import InternalError
 from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
-from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.laterals import bind, combinations, laterals_below
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -93,9 +93,7 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
                                              aliases, converted)}
     elif typed_scope.failures:  # a failed CAST sets the event aside from this statement's windows
         failure, record_column = prefix + "failure", prefix + "record"
-        reason = F.lit(None).cast("string")
-        for flag, why in reversed(typed_scope.failures):
-            reason = F.when(F.coalesce(flag, F.lit(False)), why).otherwise(reason)
+        reason = first_failure(typed_scope.failures)[1]
         inputs[failure] = reason
         inputs[record_column] = record
         inputs[prefix + "where"] = inputs.get(prefix + "where", F.lit(True)) & reason.isNull()
