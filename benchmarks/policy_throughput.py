@@ -15,6 +15,7 @@ All runs read the whole input in one micro-batch (availableNow) except the state
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -64,6 +65,23 @@ def generate(folder: Path, events: int, files: int, seed: int = 7) -> None:
                     "deviceId": f"device-{device:03d}", "temperature": round(rng.uniform(15, 35), 1),
                     "EventTime": iso(event), "EventEnqueuedUtcTime": iso(arrival[partition]),
                     "PartitionId": partition}) + "\n")
+
+
+@contextlib.contextmanager
+def generated_input(events: int, files: int):
+    """A temporary folder with the generated input, and the session: (work, input, spark,
+    events written). The folder is removed afterwards."""
+    from asaql.spark.session import build_session, default_spark_log
+
+    work = Path(tempfile.mkdtemp(prefix="asaql-bench-"))
+    try:
+        source = work / "input"
+        source.mkdir()
+        generate(source, events, files)
+        spark = build_session(spark_log=default_spark_log())
+        yield work, source, spark, files * (events // files)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def time_asaql(spark, query: str, source: Path, work: Path, name: str,
@@ -142,15 +160,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--skip-passthrough", action="store_true")
     args = parser.parse_args()
-    from asaql.spark.session import build_session, default_spark_log
-
-    work = Path(tempfile.mkdtemp(prefix="asaql-bench-"))
-    try:
-        source = work / "input"
-        source.mkdir()
-        generate(source, args.events, args.files)
-        spark = build_session(spark_log=default_spark_log())
-        events = args.files * (args.events // args.files)
+    with generated_input(args.events, args.files) as (work, source, spark, events):
         print(f"{events} events in {args.files} files, 100 devices, 4 partitions, "
               f"{spark.sparkContext.master}, late 5s, ooo 2s")
         if not args.skip_passthrough:
@@ -181,8 +191,6 @@ def main() -> None:
                                for i, rows in enumerate(counts.state_rows[:args.files])))
         print(f"compile time of {SAMPLE_QUERY.name} (parse + analyse + plan, no Spark): "
               f"{compile_time() * 1000:.2f} ms")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,7 +23,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runner import RunOptions, run
 
 sys.path.insert(0, str(Path(__file__).parent))
-from policy_throughput import generate  # noqa: E402  (same input as the policy benchmark)
+from policy_throughput import generated_input  # noqa: E402  (the policy benchmark's input)
 
 QUERY = """
 SELECT e.deviceId, e.temperature, d.site, d.region
@@ -77,15 +75,7 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--rows", default="100,10000", help="reference table sizes")
     args = parser.parse_args()
-    from asaql.spark.session import build_session, default_spark_log
-
-    work = Path(tempfile.mkdtemp(prefix="asaql-bench-join-"))
-    try:
-        source = work / "input"
-        source.mkdir()
-        generate(source, args.events, args.files)
-        spark = build_session(spark_log=default_spark_log())
-        events = args.files * (args.events // args.files)
+    with generated_input(args.events, args.files) as (work, source, spark, events):
         print(f"{events} events in {args.files} files, {spark.sparkContext.master}, LEFT JOIN "
               "on deviceId, JSON folder sink")
         warm = work / "warm-up.jsonl"  # the first Spark job of a JVM is slow: not measured
@@ -107,8 +97,6 @@ def main() -> None:
             for name, seconds in runs.items():
                 print(f"  {name:40s} {seconds:7.2f} s {events / seconds:12,.0f} events/s "
                       f"ratio to native {native / seconds:5.2f}x")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
