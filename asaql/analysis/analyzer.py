@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from asaql.analysis import functions, scalar_functions
 from asaql.analysis.aggregates import bind_aggregate, is_aggregate
+from asaql.analysis.analytics import bind_analytic, contains_analytic, is_analytic
 from asaql.analysis.bound import (
-    AggregateCall, AggregateRef, AliasField, Field, FieldAccess, GroupRef, map_children,
-    transform, walk,
+    AggregateCall, AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
+    map_children, transform, walk,
 )
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.windows import (
@@ -20,8 +21,7 @@ from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeature
 from asaql.syntax import ast
 
 DEFAULT_OUTPUT = "output"
-_LATER = ("asaql supports SELECT … FROM … TIMESTAMP BY … WHERE … and GROUP BY with one window "
-          "so far")
+_LATER = "the README's table \"What works today\" lists what asaql supports so far"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +220,7 @@ def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStat
     partitioned = _partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if s.group_by is None:
-        where = binder.bind(s.where) if s.where is not None else None
+        where = binder.bind(s.where, analytics=True) if s.where is not None else None
         columns = _bind_columns(s.items, binder)
         return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
                               columns, laterals=laterals, span=s.span)
@@ -262,14 +262,18 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
             raise UnsupportedFeatureError(
                 "GROUP BY over a step that already aggregates is not supported yet",
                 s.group_by.span, hint=_LATER)
-        where = binder.bind(s.where) if s.where is not None else None
+        binder.analytics_over_step = "a step that aggregates"
+        where = binder.bind(s.where, analytics=True) if s.where is not None else None
         aggregation = dataclasses.replace(step.aggregation,
                                           having=_and(step.aggregation.having, where))
         return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
                                    columns=_bind_columns(s.items, binder), aggregation=aggregation,
                                    span=s.span)
     if s.group_by is None:
-        where = binder.bind(s.where) if s.where is not None else None
+        # The SELECT's analytic functions see only the events the step's WHERE keeps.
+        binder.prefilter = step.where
+        binder.analytics_over_step = "a step that joins or applies" if step.laterals else None
+        where = binder.bind(s.where, analytics=True) if s.where is not None else None
         return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
                                    where=_and(step.where, where), laterals=laterals,
                                    columns=_bind_columns(s.items, binder), span=s.span)
@@ -297,7 +301,7 @@ def _bind_columns(items, binder: "_Binder") -> tuple:
             continue
         name = _column_name(item, position)
         _check_unique(name, item, seen)
-        columns.append(OutputColumn(name, binder.bind(item.expr)))
+        columns.append(OutputColumn(name, binder.bind(item.expr, analytics=True)))
     return tuple(columns)
 
 
@@ -409,6 +413,8 @@ class _GroupByBinder:
 
     def _bind(self, node):
         """Bind an expression of SELECT or HAVING; aggregates become AggregateCall."""
+        if is_analytic(node):
+            raise _analytics_in_group_by(node)
         if is_aggregate(node):
             inner = lambda e: self.binder.bind(e, allow_system_timestamp=False,
                                                what="aggregate arguments", no_aggregates=True)
@@ -451,6 +457,8 @@ class _Binder:
         self.aliases: dict[str, object] = {}
         self.step_columns = {c.name.lower(): c for c in step.columns
                              if isinstance(c, OutputColumn)} if step is not None else {}
+        self.prefilter = None  # the WHERE of the steps below: analytic functions see what it keeps
+        self.analytics_over_step: str | None = None  # why analytic functions cannot read the step
 
     def star_columns(self, qualifier: ast.Identifier | None) -> tuple:
         """`*`: the input's fields (or the step's columns), then each joined reference row's;
@@ -467,7 +475,9 @@ class _Binder:
                                hint=f"the input of this SELECT is '{self.alias.name}'")
 
     def bind(self, node, allow_system_timestamp: bool = True, what: str = "TIMESTAMP BY",
-             no_aggregates: bool = False):
+             no_aggregates: bool = False, analytics: bool = False):
+        """`analytics`: analytic functions are allowed here (SELECT and WHERE of a SELECT
+        without GROUP BY)."""
         if isinstance(node, ast.ColumnRef):
             bound = self._field(node)
             if not allow_system_timestamp and any(isinstance(n, ast.SystemTimestamp)
@@ -482,6 +492,10 @@ class _Binder:
             raise UnsupportedFeatureError(f"System.Timestamp() in {what} is not supported yet",
                                           node.span, hint=_LATER)
         if isinstance(node, ast.FunctionCall):
+            if is_analytic(node):
+                if not analytics:
+                    raise _analytic_not_allowed(node, what)
+                return self._analytic(node)
             if is_aggregate(node):
                 where = "inside another aggregate" if no_aggregates else \
                     "here: aggregates belong in the SELECT list or HAVING of a GROUP BY query"
@@ -491,7 +505,27 @@ class _Binder:
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
-                                                          no_aggregates))
+                                                          no_aggregates, analytics))
+
+    def _analytic(self, node: ast.FunctionCall) -> AnalyticCall:
+        if self.analytics_over_step is not None:
+            raise UnsupportedFeatureError(f"analytic functions over {self.analytics_over_step} "
+                                          "are not supported yet", node.span, hint=_LATER)
+        inner = lambda e: self.bind(e, allow_system_timestamp=False,
+                                    what=_ANALYTIC_ARGUMENTS)
+        call = bind_analytic(node, inner, self.prefilter)
+        if any(isinstance(n, AliasField) for n in walk(call)):
+            raise InvalidQueryError(f"{node.name.name.upper()}() is evaluated before JOIN and "
+                                    "APPLY: it reads the fields of the input only", node.span)
+        if contains_analytic(self.prefilter):
+            raise UnsupportedFeatureError("an analytic function over a step whose WHERE uses "
+                                          "one is not supported yet", node.span, hint=_LATER)
+        if any(contains_analytic(part) for part in (call.arg, call.default, call.when,
+                                                    *call.partition_by)):
+            raise UnsupportedFeatureError("an analytic function over a step column computed by "
+                                          "another one is not supported yet", node.span,
+                                          hint=_LATER)
+        return call
 
     def _field(self, ref: ast.ColumnRef):
         parts = ref.parts
@@ -527,6 +561,38 @@ class _Binder:
                                           call.span, hint=_LATER)
         raise UnknownNameError(f"unknown function '{name}'", call.span, hint=functions.suggest(name))
 
+
+
+_ANALYTIC_ARGUMENTS = "the arguments of an analytic function"
+
+
+def _analytic_not_allowed(node: ast.FunctionCall, what: str):
+    name = node.name.name.upper()
+    if what == _ANALYTIC_ARGUMENTS:
+        return InvalidQueryError("an analytic function cannot contain another analytic "
+                                 "function", node.span)
+    if "GROUP BY" in what or what == "aggregate arguments":
+        return _analytics_in_group_by(node)
+    return InvalidQueryError(f"{name}() is not allowed in {what}: analytic functions belong in "
+                             "SELECT and WHERE", node.span)
+
+
+def _analytics_in_group_by(node: ast.FunctionCall):
+    return UnsupportedFeatureError(
+        f"{node.name.name.upper()}() in a GROUP BY query is not supported yet", node.span,
+        hint="compute it in a SELECT without GROUP BY that writes its own output")
+
+
+def analytic_calls(statement: BoundStatement) -> tuple[AnalyticCall, ...]:
+    """The statement's analytic function calls, each once, in the order they appear (WHERE,
+    then SELECT)."""
+    found: dict = {}
+    for part in (statement.where, *[c.expr for c in statement.columns
+                                    if isinstance(c, OutputColumn)]):
+        for node in walk(part):
+            if isinstance(node, AnalyticCall):
+                found.setdefault(node, None)
+    return tuple(found)
 
 
 def _access(expr, path: tuple[str, ...], span):

@@ -64,6 +64,29 @@ class AggregateCall(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AnalyticCall(Node):
+    """LAG, LAST, ISFIRST, or an aggregate with OVER (… LIMIT DURATION …): the event's value
+    comes from the events before it in its partition (System.Timestamp order, ties in arrival
+    order) that WHEN keeps and that fall within the duration; aggregates include the event.
+
+    `function` is lower case: lag, last, isfirst, or an aggregate (count, sum, avg, min, max…).
+    `arg` is None for COUNT(*), ISFIRST and LAG(*) (`record`: the whole event). `default` is
+    LAG's value when there is no event at the offset (an expression of the current event).
+    `duration_us` is LIMIT DURATION, or ISFIRST's interval. `when` also holds the WHERE of the
+    steps below the SELECT that calls it: events those leave out never reach the function.
+    """
+
+    function: str
+    arg: object = None
+    record: bool = False
+    offset: int = 1
+    default: object = None
+    partition_by: tuple = ()
+    duration_us: int = 0
+    when: object = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GroupRef(Node):
     """The value of the `index`-th GROUP BY expression."""
 

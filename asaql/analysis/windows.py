@@ -171,17 +171,24 @@ class _Arguments:
         return InvalidQueryError(f"{self.name} takes {forms[self.kind]}", self.call.span)
 
 
+def duration_of(unit, n, what: str) -> int:
+    """`(unit, n)` of LIMIT DURATION or ISFIRST → microseconds."""
+    return _number(n, what) * _unit(unit)
+
+
 def _unit(node) -> int:
     if isinstance(node, ast.ColumnRef) and len(node.parts) == 1 and not node.parts[0].bracketed:
         unit = MICROSECONDS.get(node.parts[0].key)
         if unit is not None:
             return unit
+    if isinstance(node, ast.NameArgument) and node.name.lower() in MICROSECONDS:
+        return MICROSECONDS[node.name.lower()]
     raise InvalidQueryError("expected a time unit: day (dd, d), hour (hh), minute (mi, n), "
                             "second (ss, s), millisecond (ms) or microsecond (mcs)",
                             getattr(node, "span", None))
 
 
-def _number(node) -> int:
+def _number(node, what: str = "window sizes") -> int:
     """An integer literal, possibly negative (offsets); whole-number floats are accepted."""
     sign = 1
     while isinstance(node, ast.UnaryOp) and node.op in ("-", "+"):
@@ -191,7 +198,6 @@ def _number(node) -> int:
             and not isinstance(node.value, bool):
         if float(node.value).is_integer():
             return sign * int(node.value)
-        raise UnsupportedFeatureError("fractional window sizes are not supported yet",
-                                      node.span)
-    raise InvalidQueryError("expected a number (window sizes are constants)",
+        raise UnsupportedFeatureError(f"fractional {what} are not supported yet", node.span)
+    raise InvalidQueryError(f"expected a number ({what} are constants)",
                             getattr(node, "span", None))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.plan.nodes import (
-    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan,
-    PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
+    JoinReference, Plan, PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
 )
 from asaql.plan.printer import expression_text, window_text
 
@@ -47,6 +47,13 @@ def _describe(node: PlanNode) -> str:
                   "System.Timestamp = window end")
     if isinstance(node, Filter):
         return f"Filter {expression_text(node.predicate)}"
+    if isinstance(node, EvaluateAnalytics):
+        calls = "; ".join(expression_text(c) for c in node.calls)
+        within = {"combined": "", "partition": " within each partition",
+                  "substream": " within each substream"}[node.watermark]
+        return (f"EvaluateAnalytics {calls}{within}; each event once "
+                f"{_WATERMARKS[node.watermark]} passes its System.Timestamp, in System.Timestamp "
+                "order (ties in arrival order)")
     if isinstance(node, JoinReference):
         j = node.join
         keys = [f"{expression_text(a)} = {expression_text(b)}" for a, b in j.keys]

@@ -63,6 +63,23 @@ class ApplyEventOrdering(PlanNode):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluateAnalytics(PlanNode):
+    """LAG, LAST, ISFIRST and aggregates OVER (… LIMIT DURATION …) (`calls`, AnalyticCall):
+    each event is held until the watermark of its scope (`watermark`: 'combined', 'partition'
+    or 'substream') passes its System.Timestamp, then the events are taken in System.Timestamp
+    order (ties in arrival order) and each call is computed from the earlier events of its
+    PARTITION BY key. Expressions above read the calls by value."""
+
+    input: PlanNode
+    calls: tuple
+    watermark: str
+
+    @property
+    def children(self):
+        return (self.input,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class JoinReference(PlanNode):
     """Each event with the rows of a reference data input that match ON (`join`, an
     asaql.analysis.laterals.ReferenceJoin): once per match; with LEFT JOIN, once with NULLs
@@ -137,6 +154,15 @@ class WriteOutput(PlanNode):
     @property
     def children(self):
         return (self.input,)
+
+
+def analytics_below(node: PlanNode) -> "EvaluateAnalytics | None":
+    """The EvaluateAnalytics node of a statement's plan, if it has one."""
+    while node.children:
+        if isinstance(node, EvaluateAnalytics):
+            return node
+        node = node.children[0]
+    return None
 
 
 def timestamped_source(node: PlanNode) -> PlanNode:

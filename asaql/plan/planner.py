@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from asaql.analysis.analyzer import BoundStatement
+from asaql.analysis.analyzer import BoundStatement, analytic_calls
 from asaql.analysis.laterals import ApplyElements
 from asaql.plan.nodes import (
-    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan, Project,
-    ReadInput, WindowAggregate, WriteOutput,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
+    JoinReference, Plan, Project, ReadInput, WindowAggregate, WriteOutput,
 )
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -24,6 +24,9 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
                                   partition_by_partition_id=s.partition_by_partition_id,
                                   policy=policy)
     source = node
+    calls = analytic_calls(s)
+    if calls:  # ASA: before JOIN, WHERE and GROUP BY
+        node = EvaluateAnalytics(input=node, calls=calls, watermark=watermark_scope(source))
     for lateral in s.laterals:
         node = ApplyToElements(input=node, apply=lateral) if isinstance(lateral, ApplyElements) \
             else JoinReference(input=node, join=lateral)

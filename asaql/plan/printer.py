@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from asaql.analysis.bound import AggregateCall, AggregateRef, AliasField, Field, FieldAccess, GroupRef
+from asaql.analysis.bound import (
+    AggregateCall, AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
+)
 from asaql.analysis.windows import (
     HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow,
 )
@@ -137,6 +139,29 @@ def _(node: AggregateCall) -> str:
                          for k in node.order_by)
         text += f" OVER (ORDER BY {keys})"
     return text
+
+
+@expression_text.register
+def _(node: AnalyticCall) -> str:
+    name = node.function.upper()
+    if node.function == "isfirst":
+        args = [format_duration(node.duration_us)]
+    elif node.record or (node.function == "count" and node.arg is None):
+        args = ["*"]
+    else:
+        args = [expression_text(node.arg)]
+    if node.function == "lag" and (node.offset != 1 or node.default is not None):
+        args.append(str(node.offset))
+        if node.default is not None:
+            args.append(expression_text(node.default))
+    over = []
+    if node.partition_by:
+        over.append("PARTITION BY " + ", ".join(expression_text(e) for e in node.partition_by))
+    if node.function != "isfirst":
+        over.append(f"LIMIT DURATION({format_duration(node.duration_us)})")
+    if node.when is not None:
+        over.append(f"WHEN {expression_text(node.when)}")
+    return f"{name}({', '.join(args)}) OVER ({' '.join(over)})"
 
 
 def window_text(window) -> str:

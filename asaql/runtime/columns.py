@@ -24,10 +24,11 @@ ARRIVAL_FIELD = "EventEnqueuedUtcTime"
 PARTITION_FIELD = "PartitionId"
 
 # The stateful step's output: ROW_KIND tells an event, a window result (of statement STATEMENT),
-# the counts of one invocation, or an event a windowed statement's CAST failed on apart.
+# the counts of one invocation, an event a windowed statement's CAST failed on apart, or an event
+# released in processing order with its analytic function values.
 ROW_KIND = "asaql__kind"
 STATEMENT = "asaql__stmt"
-EVENT, RESULT, COUNTS, FAILED = 0, 1, 2, 3
+EVENT, RESULT, COUNTS, FAILED, ORDERED = 0, 1, 2, 3, 4
 # The COUNTS row's columns: events read, early, late, out of order, dropped, the events the
 # bucket's state holds for windows not closed yet, and the bucket's arrival clock (µs).
 COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_ooo",

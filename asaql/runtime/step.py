@@ -30,6 +30,7 @@ import pandas as pd
 from asaql.analysis.windows import SessionWindow
 from asaql.runtime import columns as C
 from asaql.runtime.aggregates import AggregateSpec, compute
+from asaql.runtime.analytics import AnalyticSpec, evaluate
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
 from asaql.runtime.windows import close_windows
 
@@ -65,6 +66,16 @@ class StepSpec:
     event_columns: tuple[str, ...]  # passed on with each accepted event; () when unused
     statements: tuple[StatementSpec, ...]
     output_columns: tuple[str, ...]
+    # Analytic functions: each accepted event's `held_columns` wait in the state until the
+    # watermark passes it; then the events go out in processing order with the calls' values.
+    analytics: tuple[AnalyticSpec, ...] = ()
+    held_columns: tuple[str, ...] = ()
+    analytic_inputs: tuple[str, ...] = ()  # the columns the calls read (kept in the history)
+
+    @property
+    def ordered(self) -> bool:
+        """Whether the step closes anything on the watermark (windows, analytic functions)."""
+        return bool(self.statements or self.analytics)
 
 
 @dataclass
@@ -75,6 +86,13 @@ class BucketState:
     emitted: dict = field(default_factory=dict)  # key (or '*') → watermark windows closed with
     pending: dict = field(default_factory=dict)  # statement → DataFrame of events
     anchors: dict = field(default_factory=dict)  # statement → session anchors
+    held: pd.DataFrame | None = None  # events waiting for the watermark (analytic functions)
+    history: pd.DataFrame | None = None  # released events still within a LIMIT DURATION
+
+    def size(self) -> int:
+        """How many events the state holds."""
+        return sum(len(p) for p in self.pending.values()) + sum(
+            0 if f is None else len(f) for f in (self.held, self.history))
 
     @classmethod
     def load(cls, state) -> "BucketState":
@@ -157,10 +175,20 @@ class SourceStep:
             bad[C.ROW_KIND] = C.EVENT
             yield self._output(bad)
 
-        if spec.statements:
+        if spec.analytics and accepted.any():
+            held = good.loc[accepted, list(spec.held_columns)].reset_index(drop=True)
+            held[C.SYSTEM_TIMESTAMP] = stamps[accepted]
+            held[C.FLAGS] = flags[accepted]
+            s.held = held if s.held is None or s.held.empty else \
+                pd.concat([s.held, held], ignore_index=True)
+        if spec.ordered:
             marks = self._watermarks(s)
             closing = dict.fromkeys(marks, INFINITY) if ended else marks
             closed_until: dict = {}
+            if spec.analytics:
+                released = self._release(s, closing, closed_until)
+                if released is not None:
+                    yield self._output(released)
             for statement in spec.statements:
                 failed = self._failed(statement, good, accepted)
                 if failed is not None:
@@ -179,7 +207,7 @@ class SourceStep:
     # ------------------------------------------------------------------ watermarks
     def _floor(self, s: BucketState, keys: np.ndarray):
         """The watermark each key's windows were closed with: nothing may fall below it."""
-        if not self.spec.statements or not s.emitted:
+        if not self.spec.ordered or not s.emitted:
             return None
         if self.spec.scope == "combined":
             return s.emitted.get("*")
@@ -194,6 +222,45 @@ class SourceStep:
         if self.spec.scope == "combined":
             marks["*"] = min(marks.values(), default=NONE)
         return marks
+
+    # ------------------------------------------------------------------ analytic functions
+    def _release(self, s: BucketState, marks: dict, closed_until: dict) -> pd.DataFrame | None:
+        """The held events the watermark has passed (System.Timestamp < watermark: an event
+        still to come is at or above it), in processing order — System.Timestamp, then arrival
+        order — with each analytic call computed over them and the history before them."""
+        held, spec = s.held, self.spec
+        if held is None or held.empty:
+            return None
+        combined = spec.scope == "combined"
+        keys = held[C.KEY].to_numpy(object)
+        due = held[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) < s.per_row(marks, keys, combined)
+        if not due.any():
+            return None
+        released = held[due].reset_index(drop=True)
+        s.held = held[~due].reset_index(drop=True)
+        kept = [C.KEY, C.SYSTEM_TIMESTAMP, C.ARRIVAL, C.FILE, C.LINE, *spec.analytic_inputs]
+        history = s.history if s.history is not None else released.iloc[:0][kept]
+        rows = pd.concat([history, released[kept]], ignore_index=True)
+        fresh = np.r_[np.zeros(len(history), bool), np.ones(len(released), bool)]
+        order = np.lexsort((rows[C.LINE].to_numpy(), pd.factorize(rows[C.FILE], sort=True)[0],
+                            to_micros(rows[C.ARRIVAL]), rows[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)))
+        rows, fresh = rows.iloc[order].reset_index(drop=True), fresh[order]
+        released = released.iloc[order[fresh] - len(history)].reset_index(drop=True)
+        work = rows.rename(columns={C.SYSTEM_TIMESTAMP: "ts"})
+        for call in spec.analytics:
+            released[call.result] = evaluate(call, work, fresh).to_numpy()
+        # The history keeps what a later event may still look back to.
+        longest = max(call.duration_us for call in spec.analytics)
+        marks_now = s.per_row(marks, rows[C.KEY].to_numpy(object), combined)
+        floor = np.where(marks_now == NONE, NONE, marks_now - longest)
+        s.history = rows[rows[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) >= floor].reset_index(drop=True)
+        last = {"*": int(released[C.SYSTEM_TIMESTAMP].max())} if combined else \
+            released.groupby(C.KEY)[C.SYSTEM_TIMESTAMP].max().to_dict()
+        for name, stamp in last.items():
+            closed_until[name] = max(closed_until.get(name, NONE), int(stamp))
+        released[C.SYSTEM_TIMESTAMP] = to_datetimes(released[C.SYSTEM_TIMESTAMP].to_numpy())
+        released[C.ROW_KIND] = C.ORDERED
+        return released
 
     # ------------------------------------------------------------------ windows
     @staticmethod
@@ -285,7 +352,7 @@ class SourceStep:
     def _counts(self, flags: np.ndarray, s: BucketState) -> pd.DataFrame:
         counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
                                  for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
-        counts.append(sum(len(pending) for pending in s.pending.values()))
+        counts.append(s.size())
         counts.append(s.clock)
         frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
         frame[C.ROW_KIND] = C.COUNTS

@@ -72,7 +72,7 @@ def _start(spark, index: int, group, options, checkpoint: str, schemas: dict, bu
     if not options.follow:
         write_end_of_input(control, input_files(path))
     partitions = discover_partitions(spark, path) \
-        if group.scope == "combined" and group.windowed else ()
+        if group.scope == "combined" and group.ordered else ()
     lowered = lower_group(spark, group, path, schemas[alias], str(control),
                           options.max_files_per_trigger, partitions, buckets, references)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],

@@ -11,8 +11,10 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import AggregateRef, AliasField, Field, FieldAccess, GroupRef
-from asaql.errors import UnsupportedFeatureError
+from asaql.analysis.bound import (
+    AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
+)
+from asaql.errors import InternalError, UnsupportedFeatureError
 from asaql.runtime import columns as C
 from asaql.syntax import ast
 
@@ -60,6 +62,8 @@ class Scope:
         self.alias_schemas: dict[str, T.StructType] = {}  # joined reference rows' fields
         # CASTs that can fail on a row: (failed, reason) columns, so the row is set aside
         self.failures: list[tuple[Column, Column]] = []
+        # analytic calls → their value, computed by the stateful step (asaql/spark/analytics.py)
+        self.analytics: dict = {}
 
     def record_failure(self, failed: Column, reason: Column) -> None:
         # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
@@ -147,6 +151,13 @@ def _(node: FieldAccess, scope: Scope) -> Column:
 @lower_expr.register
 def _(node: GroupRef, scope: Scope) -> Column:
     return scope.groups[node.index]
+
+
+@lower_expr.register
+def _(node: AnalyticCall, scope: Scope) -> Column:
+    if node not in scope.analytics:
+        raise InternalError(f"no value for the analytic call {node.function.upper()}()", node.span)
+    return scope.analytics[node]
 
 
 @lower_expr.register

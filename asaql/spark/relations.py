@@ -18,14 +18,15 @@ from pyspark.sql import types as T
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.errors import QueryAnalysisError
 from asaql.plan.nodes import (
-    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, Filter, JoinReference, Plan,
-    PlanNode, Project, WriteOutput, timestamped_source,
+    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
+    JoinReference, Plan, PlanNode, Project, WriteOutput, analytics_below, timestamped_source,
 )
 from asaql.plan.planner import watermark_scope
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
 from asaql.runtime.step import SourceStep, StepSpec
+from asaql.spark.analytics import lower_analytics
 from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.io import read_events
 from asaql.spark.laterals import bind, combinations, laterals_below
@@ -55,8 +56,19 @@ class SourceGroup:
         return [w for w in self.writes if is_windowed(w)]
 
     @property
+    def analytic(self) -> list[WriteOutput]:
+        """Statements with analytic functions: their events go out in order, once the
+        watermark passes them."""
+        return [w for w in self.writes if analytics_below(w) is not None]
+
+    @property
+    def ordered(self) -> bool:
+        """Whether anything waits for the watermark (windows, analytic functions)."""
+        return bool(self.windowed or self.analytic)
+
+    @property
     def stateful(self) -> bool:
-        return isinstance(self.source, ApplyEventOrdering) or bool(self.windowed)
+        return isinstance(self.source, ApplyEventOrdering) or self.ordered
 
     @property
     def scope(self) -> str:
@@ -95,33 +107,43 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     source = group.source
     stamped = _stamp(events, source, scope)
     windowed = [prepare(i, w, stamped, scope, _record(schema)) for i, w in enumerate(group.windowed)]
-    passthrough = [w for w in group.writes if not is_windowed(w)]
-    payload = [c for c in events.columns if c not in C.INTERNAL] if passthrough else []
+    passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.analytic]
+    calls = list(dict.fromkeys(c for w in group.analytic for c in analytics_below(w).calls))
+    analytics = lower_analytics(calls, stamped, scope, _record(schema),
+                                per_key=group.scope != "combined")
+    needs_payload = passthrough or group.analytic
+    payload = [c for c in events.columns if c not in C.INTERNAL] if needs_payload else []
     # Payload fields travel under positional names: the pandas path renames names starting with
     # '_' (a field such as `_id`) and would break them.
     renames = {name: f"asaql__p{i}" for i, name in enumerate(payload)}
-    combined = group.scope == "combined" and bool(windowed)
+    combined = group.scope == "combined" and group.ordered
     bucket = F.lit(0) if combined else F.pmod(F.hash(F.col(C.KEY)), F.lit(buckets))
     every_bucket = F.sequence(F.lit(0), F.lit(0 if combined else buckets - 1))
     step_input = stamped.select(
         *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
         C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY, C.CONTROL,
         *[column.alias(name) for s in windowed for name, column in s.inputs.items()],
+        *[column.alias(name) for name, column in analytics.inputs.items()],
         F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
                   .otherwise(F.array(bucket))).alias(C.BUCKET),
     )
-    event_columns = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY) \
-        if passthrough else ()
-    out_schema = _step_schema(step_input, event_columns, windowed)
+    event = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY)
+    event_columns = event if passthrough else ()
+    held = (*event, *analytics.inputs) if group.analytic else ()
+    out_schema = _step_schema(step_input, (*event_columns, *event) if group.analytic
+                              else event_columns, windowed, analytics.result_fields)
     spec = StepSpec(
         policy=_settings(source), scope=group.scope, partitions=partitions,
         event_columns=event_columns, statements=tuple(s.spec for s in windowed),
-        output_columns=tuple(out_schema.fieldNames()))
+        output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
+        held_columns=held, analytic_inputs=tuple(analytics.inputs))
     stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
         SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
     outputs = [(w, event_lines(w, stream, schema, references)) for w in passthrough]
+    outputs += [(w, event_lines(w, stream, schema, references, analytics.results))
+                for w in group.analytic]
     outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
     return LoweredGroup(stream, outputs)
 
@@ -138,7 +160,8 @@ def _record(schema: T.StructType) -> Column:
     return F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
 
 
-def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedStatement]) -> T.StructType:
+def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedStatement],
+                 analytic_fields: list[T.StructField]) -> T.StructType:
     types = {f.name: f.dataType for f in step_input.schema.fields}
     fields = [T.StructField(C.ROW_KIND, T.IntegerType()), T.StructField(C.STATEMENT, T.IntegerType())]
     for name in dict.fromkeys((*event_columns, C.FILE, C.LINE, C.ERROR, C.RAW, C.KEY)):
@@ -147,6 +170,7 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
                T.StructField(C.FLAGS, T.IntegerType())]
     for statement in windowed:
         fields += statement.result_fields
+    fields += analytic_fields
     fields += [T.StructField(name, T.LongType()) for name in C.COUNT_COLUMNS]
     return T.StructType(fields)
 
@@ -209,13 +233,16 @@ class OutputLines:
 
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
-                references: dict | None = None) -> OutputLines:
-    """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT."""
+                references: dict | None = None, analytics: dict | None = None) -> OutputLines:
+    """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT. With
+    analytic functions (`analytics`: call → value), the events the step released in order."""
     scope = Scope(schema, frame=stream)
     scope.references = references or {}
-    condition = (F.col(C.ROW_KIND) == C.EVENT) & F.col(C.ERROR).isNull()
+    scope.analytics = analytics or {}
+    kind = C.ORDERED if analytics is not None else C.EVENT
+    condition = (F.col(C.ROW_KIND) == kind) & F.col(C.ERROR).isNull()
     node, project, filters = write.input, None, []
-    while isinstance(node, (Filter, Project, JoinReference, ApplyToElements)):
+    while isinstance(node, (Filter, Project, JoinReference, ApplyToElements, EvaluateAnalytics)):
         if isinstance(node, Filter):
             filters.append(node.predicate)
         elif isinstance(node, Project):

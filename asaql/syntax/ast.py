@@ -163,7 +163,7 @@ class NameArgument(Node):
 
 # Functions whose first argument is a name (NameArgument) when written as a bare name.
 NAME_FIRST_FUNCTIONS = frozenset({"dateadd", "datediff", "datename", "datepart",
-                                  "getmetadatapropertyvalue"})
+                                  "getmetadatapropertyvalue", "isfirst"})
 
 
 Expr = Union[
