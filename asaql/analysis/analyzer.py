@@ -13,6 +13,7 @@ from asaql.analysis.bound import (
     AggregateCall, AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
     map_children, transform, walk,
 )
+from asaql.analysis.joins import StreamJoin, split_time_bound
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
@@ -60,7 +61,8 @@ class BoundStatement:
     where: object | None
     columns: tuple[OutputColumn | AllFields, ...]
     aggregation: Aggregation | None = None
-    laterals: tuple = ()  # ReferenceJoin / ApplyElements, in FROM order, before WHERE
+    # StreamJoin (first, if any), ReferenceJoin, ApplyElements, in FROM order, before WHERE
+    laterals: tuple = ()
     span: object = dataclasses.field(default=None, compare=False)
 
 
@@ -164,7 +166,7 @@ def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryCon
         if isinstance(item, ast.Apply):
             laterals.append(_bind_apply(item, binder))
         else:
-            laterals.append(_bind_join(item, binder, context))
+            laterals.append(_bind_join(item, binder, context, first=not laterals))
         binder.aliases[laterals[-1].alias] = laterals[-1]
     return tuple(laterals)
 
@@ -184,7 +186,8 @@ def _bind_apply(item: ast.Apply, binder: "_Binder") -> ApplyElements:
     return ApplyElements(item.alias.key, function, argument, item.kind == "OUTER")
 
 
-def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext) -> ReferenceJoin:
+def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext,
+               first: bool) -> ReferenceJoin | StreamJoin:
     source = join.source
     has_datediff = any(isinstance(n, ast.FunctionCall) and n.name.key == "datediff"
                        for n in walk(join.condition))
@@ -194,8 +197,9 @@ def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext) -> Ref
                 f"a JOIN of two streams needs DATEDIFF in ON to bound how far apart the events "
                 f"may be; if '{source.name.name}' is reference data, run with --reference "
                 f"{source.name.name}=PATH", join.span)
-        raise UnsupportedFeatureError("JOINs of two streams (with DATEDIFF) are not supported "
-                                      "yet; reference data joins are", join.span, hint=_LATER)
+        if source.name.key in context.steps:
+            _unsupported("JOINs with a step", join.span)
+        return _bind_stream_join(join, binder, first)
     if source.timestamp_by is not None or source.partition_by is not None:
         raise InvalidQueryError(f"'{source.name.name}' is reference data: it has no "
                                 "TIMESTAMP BY or PARTITION BY", source.span)
@@ -209,21 +213,92 @@ def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext) -> Ref
     return ReferenceJoin(alias, source.name.name, join.kind == "LEFT", keys, residual)
 
 
+def _bind_stream_join(join: ast.Join, binder: "_Binder", first: bool) -> StreamJoin:
+    source = join.source
+    if binder.step is not None:
+        _unsupported("JOINs of a step with a stream", join.span)
+    if not first:
+        _unsupported("a JOIN of two streams after another JOIN or APPLY in the same SELECT "
+                     "(three-way joins)", join.span)
+    alias = source.reference_name.key
+    if alias == binder.alias.key:
+        raise InvalidQueryError(f"the alias '{source.reference_name.name}' is used twice: give "
+                                "each input of the JOIN its own alias", source.span)
+    # DATEDIFF names an input by its alias, or by its name when it is joined with another one
+    left_names, right_names = {binder.alias.key}, {alias}
+    if binder.input_key != source.name.key:
+        left_names.add(binder.input_key)
+        right_names.add(source.name.key)
+    bound, rest = split_time_bound(join.condition, left_names, right_names, join.span)
+    right = _Binder(source.reference_name)
+    timestamp_by, over = None, ()
+    if source.timestamp_by is not None:
+        timestamp_by = right.bind(source.timestamp_by.expr, allow_system_timestamp=False)
+        over = tuple(right.bind(c) for c in source.timestamp_by.over)
+    binder.aliases[alias] = None  # visible in its own ON
+    condition = None
+    for conjunct in rest:
+        condition = _and(condition, binder.bind(conjunct, allow_system_timestamp=False,
+                                                what="ON"))
+    keys, residual = split_condition(condition, alias) if condition is not None else ((), None)
+    return StreamJoin(alias, source.name.name, join.kind == "LEFT", timestamp_by, over,
+                      _partitioned(source), keys, bound.lower_us, bound.upper_us, residual)
+
+
+def _check_stream_join(statement: "BoundStatement", span) -> None:
+    """ASA's rules for JOINs of two streams: OVER on both inputs or neither, and its columns
+    equal in ON; PARTITION BY PartitionId on both or neither, and PartitionId equal in ON."""
+    join = next((j for j in statement.laterals if isinstance(j, StreamJoin)), None)
+    if join is None:
+        return
+    equal = {(_normal(a), _normal(b)) for a, b in join.keys}
+
+    def has_equality(path: tuple[str, ...]) -> bool:
+        lowered = tuple(p.lower() for p in path)
+        return (Field(path=lowered), AliasField(alias=join.alias, path=lowered)) in equal
+
+    if bool(statement.over) != bool(join.over):
+        raise InvalidQueryError("TIMESTAMP BY … OVER is used for all inputs of a query or for "
+                                "none of them (ASA)", span)
+    left_paths = [tuple(p.lower() for p in f.path) for f in statement.over]
+    if left_paths != [tuple(p.lower() for p in f.path) for f in join.over]:
+        raise InvalidQueryError("the inputs of a JOIN have substreams over the same columns, in "
+                                "the same order (TIMESTAMP BY … OVER)", span)
+    for path in left_paths:
+        if not has_equality(path):
+            raise InvalidQueryError(
+                f"with TIMESTAMP BY … OVER, the JOIN's ON must match the OVER column "
+                f"'{'.'.join(path)}' of both inputs (a.{path[-1]} = b.{path[-1]})", span)
+    if statement.partition_by_partition_id != join.partition_by_partition_id:
+        raise InvalidQueryError("the inputs of a JOIN of two streams are both PARTITION BY "
+                                "PartitionId, or neither is", span)
+    if join.partition_by_partition_id and not has_equality(("partitionid",)):
+        raise InvalidQueryError("a JOIN of partitioned inputs must match their partitions in ON "
+                                "(a.PartitionId = b.PartitionId), as in ASA", span)
+
+
 def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStatement:
     source = s.source
-    binder = _Binder(source.reference_name)
+    binder = _Binder(source.reference_name, input_name=source.name.name)
     laterals = _bind_laterals(s, binder, context)
+    joined = any(isinstance(j, StreamJoin) for j in laterals)
     timestamp_by, over = None, ()
     if source.timestamp_by is not None:
         timestamp_by = binder.bind(source.timestamp_by.expr, allow_system_timestamp=False)
         over = tuple(binder.bind(c) for c in source.timestamp_by.over)
     partitioned = _partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
+    if joined:
+        if s.group_by is not None:
+            _unsupported("GROUP BY over a JOIN of two streams", s.group_by.span)
+        binder.analytics_over_step = "the inputs of a JOIN of two streams"
     if s.group_by is None:
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
         columns = _bind_columns(s.items, binder)
-        return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                              columns, laterals=laterals, span=s.span)
+        statement = BoundStatement(output, source.name.name, timestamp_by, over, partitioned,
+                                   where, columns, laterals=laterals, span=s.span)
+        _check_stream_join(statement, s.span)
+        return statement
     where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
         if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
@@ -257,6 +332,8 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
     laterals = step.laterals + _bind_laterals(s, binder, context,
                                               windowed_step=step.aggregation is not None)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
+    if s.group_by is not None and any(isinstance(j, StreamJoin) for j in step.laterals):
+        _unsupported("GROUP BY over a JOIN of two streams", s.group_by.span)
     if step.aggregation is not None:
         if s.group_by is not None:
             raise UnsupportedFeatureError(
@@ -343,8 +420,14 @@ def _check_progress_keys(aggregation: Aggregation, over, partitioned: bool, grou
 
 def _normal(expr):
     """A comparable form of a bound expression: names compare case-insensitively, as in ASA."""
-    return transform(expr, lambda n: Field(path=tuple(p.lower() for p in n.path))
-                     if isinstance(n, Field) else n)
+    def lowered(n):
+        if isinstance(n, Field):
+            return Field(path=tuple(p.lower() for p in n.path))
+        if isinstance(n, AliasField):
+            return AliasField(alias=n.alias, path=tuple(p.lower() for p in n.path))
+        return n
+
+    return transform(expr, lowered)
 
 
 class _GroupByBinder:
@@ -449,8 +532,9 @@ class _Binder:
     """Resolves names of one SELECT: fields of its input, or the columns of the step it reads."""
 
     def __init__(self, alias: ast.Identifier, step: BoundStatement | None = None,
-                 step_name: str = ""):
+                 step_name: str = "", input_name: str = ""):
         self.alias = alias
+        self.input_key = (input_name or alias.name).lower()
         self.step = step
         self.step_name = step_name
         # aliases of joined reference data and applied elements (lower case) → their lateral
@@ -463,7 +547,8 @@ class _Binder:
     def star_columns(self, qualifier: ast.Identifier | None) -> tuple:
         """`*`: the input's fields (or the step's columns), then each joined reference row's;
         `alias.*`: one of them."""
-        references = [a for a, lateral in self.aliases.items() if isinstance(lateral, ReferenceJoin)]
+        references = [a for a, lateral in self.aliases.items()
+                      if isinstance(lateral, (ReferenceJoin, StreamJoin))]
         own = (AllFields(),) if self.step is None else self.step.columns
         if qualifier is None:
             return own + tuple(AllFields(alias=a) for a in references)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from asaql.analysis.analyzer import AllFields, OutputColumn
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
-    JoinReference, Plan, PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
+    JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
 )
+from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
 
 _WATERMARKS = {
@@ -54,6 +55,18 @@ def _describe(node: PlanNode) -> str:
         return (f"EvaluateAnalytics {calls}{within}; each event once "
                 f"{_WATERMARKS[node.watermark]} passes its System.Timestamp, in System.Timestamp "
                 "order (ties in arrival order)")
+    if isinstance(node, JoinStreams):
+        j = node.join
+        on = [f"{expression_text(a)} = {expression_text(b)}" for a, b in j.keys]
+        if j.residual is not None:
+            on.append(expression_text(j.residual))
+        low, high = (format_duration(v, signed=True) for v in (j.lower_us, j.upper_us))
+        partner = "the right input's " + _WATERMARKS[node.watermark].replace("the ", "", 1)
+        return (f"JoinStreams {'LEFT ' if j.left else ''}{j.input_name} AS {j.alias}"
+                + (f" ON {' AND '.join(on)}" if on else "")
+                + f"; {low} ≤ ts({j.alias}) − ts(left) ≤ {high}; a left event's pairs once "
+                  f"{partner} passes its time + {high}; System.Timestamp = the later of the two"
+                + (f" (no match: left + {high})" if j.left else ""))
     if isinstance(node, JoinReference):
         j = node.join
         keys = [f"{expression_text(a)} = {expression_text(b)}" for a, b in j.keys]

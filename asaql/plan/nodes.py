@@ -80,6 +80,25 @@ class EvaluateAnalytics(PlanNode):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class JoinStreams(PlanNode):
+    """A JOIN of two streams (`join`, an asaql.analysis.joins.StreamJoin): each event of the
+    left input (`input`) with the events of the right input (`right`) whose System.Timestamp is
+    within the DATEDIFF bound of its own and that match ON; a pair's System.Timestamp is the
+    later of the two. A left event's pairs are complete once the right input's watermark
+    (`watermark` scope) passes its time + the upper bound; then they are emitted (with LEFT,
+    one row with NULLs when there are none, at left time + upper bound)."""
+
+    input: PlanNode
+    right: PlanNode
+    join: object
+    watermark: str
+
+    @property
+    def children(self):
+        return (self.input, self.right)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class JoinReference(PlanNode):
     """Each event with the rows of a reference data input that match ON (`join`, an
     asaql.analysis.laterals.ReferenceJoin): once per match; with LEFT JOIN, once with NULLs
@@ -156,6 +175,15 @@ class WriteOutput(PlanNode):
         return (self.input,)
 
 
+def stream_join_below(node: PlanNode) -> "JoinStreams | None":
+    """The JoinStreams node of a statement's plan, if it has one."""
+    while node.children:
+        if isinstance(node, JoinStreams):
+            return node
+        node = node.children[0]
+    return None
+
+
 def analytics_below(node: PlanNode) -> "EvaluateAnalytics | None":
     """The EvaluateAnalytics node of a statement's plan, if it has one."""
     while node.children:
@@ -196,7 +224,13 @@ class Plan:
     @property
     def input_names(self) -> tuple[str, ...]:
         names = []
+
+        def visit(node: PlanNode) -> None:
+            if isinstance(node, ReadInput):
+                names.append(node.alias)
+            for child in node.children:
+                visit(child)
+
         for write in self.outputs:
-            node = timestamped_source(write)
-            names.append(node.input.alias)
+            visit(write)
         return tuple(dict.fromkeys(names))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from asaql.analysis.analyzer import BoundStatement, analytic_calls
+from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ApplyElements
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
-    JoinReference, Plan, Project, ReadInput, WindowAggregate, WriteOutput,
+    JoinReference, JoinStreams, Plan, Project, ReadInput, WindowAggregate, WriteOutput,
 )
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -16,20 +17,22 @@ def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderin
 
 
 def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutput:
-    node = ReadInput(alias=s.input_name)
-    if s.timestamp_by is None:
-        node = AssignArrivalTime(input=node, partition_by_partition_id=s.partition_by_partition_id)
-    else:
-        node = ApplyEventOrdering(input=node, event_time=s.timestamp_by, substream=s.over,
-                                  partition_by_partition_id=s.partition_by_partition_id,
-                                  policy=policy)
+    node = _timestamped(s.input_name, s.timestamp_by, s.over, s.partition_by_partition_id,
+                        policy)
     source = node
     calls = analytic_calls(s)
     if calls:  # ASA: before JOIN, WHERE and GROUP BY
         node = EvaluateAnalytics(input=node, calls=calls, watermark=watermark_scope(source))
     for lateral in s.laterals:
-        node = ApplyToElements(input=node, apply=lateral) if isinstance(lateral, ApplyElements) \
-            else JoinReference(input=node, join=lateral)
+        if isinstance(lateral, StreamJoin):
+            right = _timestamped(lateral.input_name, lateral.timestamp_by, lateral.over,
+                                 lateral.partition_by_partition_id, policy)
+            node = JoinStreams(input=node, right=right, join=lateral,
+                               watermark=watermark_scope(source))
+        elif isinstance(lateral, ApplyElements):
+            node = ApplyToElements(input=node, apply=lateral)
+        else:
+            node = JoinReference(input=node, join=lateral)
     if s.where is not None:
         node = Filter(input=node, predicate=s.where)
     if s.aggregation is not None:
@@ -40,6 +43,17 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
             node = Filter(input=node, predicate=a.having)
     node = Project(input=node, columns=s.columns)
     return WriteOutput(input=node, output=s.output)
+
+
+def _timestamped(input_name: str, timestamp_by, over, partitioned: bool,
+                 policy: EventOrderingPolicy):
+    """The input's events with their System.Timestamp: the policy over TIMESTAMP BY, or the
+    arrival time."""
+    node = ReadInput(alias=input_name)
+    if timestamp_by is None:
+        return AssignArrivalTime(input=node, partition_by_partition_id=partitioned)
+    return ApplyEventOrdering(input=node, event_time=timestamp_by, substream=over,
+                              partition_by_partition_id=partitioned, policy=policy)
 
 
 def watermark_scope(source) -> str:

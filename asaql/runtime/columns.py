@@ -13,9 +13,17 @@ BUCKET = "asaql__bucket"  # the stateful step's Spark grouping key
 CONTROL = "asaql__control"  # set on asaql's own control records
 SYSTEM_TIMESTAMP = "asaql__ts"
 FLAGS = "asaql__flags"
+# JOINs of two streams: which input a row comes from (0 left, 1 right), the ON keys' values as
+# text, a right event's record as JSON, a left event's partners (a JSON list of {"t", "r"}), and
+# a joined row's System.Timestamp.
+SIDE = "asaql__side"
+JOIN_KEY = "asaql__jkey"
+PARTNER_RECORD = "asaql__rrec"
+PARTNERS = "asaql__partners"
+JOIN_TIME = "asaql__jts"
 
 INTERNAL = (FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW, EVENT_TIME, KEY, BUCKET, CONTROL,
-            SYSTEM_TIMESTAMP, FLAGS)
+            SYSTEM_TIMESTAMP, FLAGS, SIDE, JOIN_KEY, PARTNER_RECORD, PARTNERS, JOIN_TIME)
 
 # Bits of FLAGS, set by the event-ordering step.
 EARLY, LATE, OUT_OF_ORDER, DROPPED = 1, 2, 4, 8
@@ -24,11 +32,12 @@ ARRIVAL_FIELD = "EventEnqueuedUtcTime"
 PARTITION_FIELD = "PartitionId"
 
 # The stateful step's output: ROW_KIND tells an event, a window result (of statement STATEMENT),
-# the counts of one invocation, an event a windowed statement's CAST failed on apart, or an event
-# released in processing order with its analytic function values.
+# the counts of one invocation, an event a windowed statement's CAST failed on apart, an event
+# released in processing order with its analytic function values, or a left event of a JOIN of
+# two streams with its partners.
 ROW_KIND = "asaql__kind"
 STATEMENT = "asaql__stmt"
-EVENT, RESULT, COUNTS, FAILED, ORDERED = 0, 1, 2, 3, 4
+EVENT, RESULT, COUNTS, FAILED, ORDERED, JOINED = 0, 1, 2, 3, 4, 5
 # The COUNTS row's columns: events read, early, late, out of order, dropped, the events the
 # bucket's state holds for windows not closed yet, and the bucket's arrival clock (µs).
 COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_ooo",

@@ -21,6 +21,7 @@ window results, and one row of counts.
 from __future__ import annotations
 
 import pickle
+import warnings
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -111,6 +112,15 @@ class BucketState:
         return np.array([marks.get(k, NONE) for k in keys], dtype=np.int64)
 
 
+def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """pd.concat of row batches. pandas 2 warns that all-NULL columns will count for the result
+    types in pandas 3; asaql gives the types itself (the step's output schema), so it is noise."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The behavior of DataFrame concatenation",
+                                FutureWarning)
+        return pd.concat(frames, ignore_index=True)
+
+
 def to_micros(series: pd.Series) -> np.ndarray:
     """datetime64 Series (naive UTC or tz-aware) → int64 µs."""
     if getattr(series.dt, "tz", None) is not None:
@@ -141,7 +151,7 @@ class SourceStep:
 
     def __call__(self, bucket, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         spec = self.spec
-        batch = pd.concat(list(chunks), ignore_index=True)
+        batch = concat_rows(list(chunks))
         s = BucketState.load(state)
         control = batch[C.CONTROL]
         is_control = control.notna().to_numpy()
@@ -180,7 +190,7 @@ class SourceStep:
             held[C.SYSTEM_TIMESTAMP] = stamps[accepted]
             held[C.FLAGS] = flags[accepted]
             s.held = held if s.held is None or s.held.empty else \
-                pd.concat([s.held, held], ignore_index=True)
+                concat_rows([s.held, held])
         if spec.ordered:
             marks = self._watermarks(s)
             closing = dict.fromkeys(marks, INFINITY) if ended else marks
@@ -240,7 +250,7 @@ class SourceStep:
         s.held = held[~due].reset_index(drop=True)
         kept = [C.KEY, C.SYSTEM_TIMESTAMP, C.ARRIVAL, C.FILE, C.LINE, *spec.analytic_inputs]
         history = s.history if s.history is not None else released.iloc[:0][kept]
-        rows = pd.concat([history, released[kept]], ignore_index=True)
+        rows = concat_rows([history, released[kept]])
         fresh = np.r_[np.zeros(len(history), bool), np.ones(len(released), bool)]
         order = np.lexsort((rows[C.LINE].to_numpy(), pd.factorize(rows[C.FILE], sort=True)[0],
                             to_micros(rows[C.ARRIVAL]), rows[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)))
@@ -298,8 +308,7 @@ class SourceStep:
                 if column not in fresh:
                     fresh[column] = good[column].to_numpy()[chosen]
         pending = s.pending.get(st.index)
-        rows = fresh if pending is None or pending.empty else pd.concat([pending, fresh],
-                                                                         ignore_index=True)
+        rows = fresh if pending is None or pending.empty else concat_rows([pending, fresh])
         if rows.empty:
             return None
         if isinstance(st.window, SessionWindow):  # sessions read their runs in order

@@ -14,8 +14,9 @@ from pyspark.sql import SparkSession
 
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
+from asaql.spark.joins import JoinGroup
 from asaql.spark.reference import load_reference
-from asaql.spark.relations import group_by_source, lower_group
+from asaql.spark.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.session import build_session
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts
 
@@ -45,13 +46,13 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             queries, counted = [], set()
             for index, group in enumerate(group_by_source(compiled.plan)):
                 # The first group reading an input counts its events and malformed records.
+                inputs = _inputs_of(group)
                 query, ticker = _start(spark, index, group, options, checkpoint, schemas, buckets,
                                        references, sinks, counts, errors,
-                                       count_input=group.input_alias not in counted)
-                counted.add(group.input_alias)
+                                       count_input=not counted & set(inputs))
+                counted.update(inputs)
                 queries.append(query)
-                if ticker is not None:
-                    tickers.append(ticker)
+                tickers.extend(ticker)
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
             if not _wait(queries, options.follow, options.references, versions):
@@ -62,28 +63,50 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     return counts
 
 
+def _inputs_of(group) -> tuple[str, ...]:
+    if isinstance(group, JoinGroup):
+        return (group.input_alias, group.right_alias)
+    return (group.input_alias,)
+
+
 def _start(spark, index: int, group, options, checkpoint: str, schemas: dict, buckets: int,
            references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
            count_input: bool):
-    alias = group.input_alias
-    path = options.inputs[alias]
+    """Starts the group's streaming query; → (the query, its --follow tickers)."""
     folder = os.path.join(checkpoint, f"source-{index}")
-    control = control_folder(folder)
-    if not options.follow:
-        write_end_of_input(control, input_files(path))
-    partitions = discover_partitions(spark, path) \
-        if group.scope == "combined" and group.ordered else ()
-    lowered = lower_group(spark, group, path, schemas[alias], str(control),
-                          options.max_files_per_trigger, partitions, buckets, references)
+    paths, controls = [], []
+    for number, alias in enumerate(_inputs_of(group)):
+        path = options.inputs[alias]
+        # each input read by the query has its own control folder (its end, its clock)
+        control = control_folder(folder if number == 0 else os.path.join(folder, "right"))
+        if not options.follow:
+            write_end_of_input(control, input_files(path))
+        paths.append(path)
+        controls.append(control)
+    if isinstance(group, JoinGroup):
+        partitions = tuple(discover_partitions(spark, path) if group.scope == "combined" else ()
+                           for path in paths)
+        lowered = lower_join_group(
+            spark, group, tuple(paths),
+            (schemas[group.input_alias], schemas[group.right_alias]),
+            tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
+            references)
+    else:
+        alias, path = group.input_alias, paths[0]
+        partitions = discover_partitions(spark, path) \
+            if group.scope == "combined" and group.ordered else ()
+        lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
+                              options.max_files_per_trigger, partitions, buckets, references)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=count_input)
     query = (lowered.stream.writeStream.foreachBatch(writer)
              .option("checkpointLocation", folder)
-             .queryName(f"asaql_{alias}_{index}_{uuid.uuid4().hex[:8]}"))  # unique per session
+             .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
     query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
         else query.trigger(availableNow=True)
-    ticker = (control, writer) if options.follow and group.stateful else None
-    return query.start(), ticker
+    tickers = [(control, writer) for control in controls] \
+        if options.follow and group.stateful else []
+    return query.start(), tickers
 
 
 def _versions(references: dict[str, str]) -> dict[str, float]:

@@ -64,6 +64,10 @@ class Scope:
         self.failures: list[tuple[Column, Column]] = []
         # analytic calls → their value, computed by the stateful step (asaql/spark/analytics.py)
         self.analytics: dict = {}
+        # JOIN of two streams: the right input's alias → (its partners per left event, schema)
+        self.partners: dict = {}
+        # System.Timestamp() when it is not the row's own (a joined row's, per combination)
+        self.timestamp: Column | None = None
 
     def record_failure(self, failed: Column, reason: Column) -> None:
         # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
@@ -172,7 +176,7 @@ def _(node: ast.Literal, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: ast.SystemTimestamp, scope: Scope) -> Column:
-    return F.col(C.SYSTEM_TIMESTAMP)
+    return scope.timestamp if scope.timestamp is not None else F.col(C.SYSTEM_TIMESTAMP)
 
 
 @lower_expr.register

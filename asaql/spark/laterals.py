@@ -8,10 +8,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin
 from asaql.errors import ConfigurationError
-from asaql.plan.nodes import ApplyToElements, JoinReference
+from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams
+from asaql.runtime import columns as C
 from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.joins import pair_time, partners_type
 from asaql.spark.reference import key_text
 
 _SEED = "_asaql_seed"
@@ -21,8 +24,8 @@ def laterals_below(node) -> list:
     """The join/apply nodes of a statement, in FROM order (the plan holds them top-down)."""
     found = []
     while node.children:
-        if isinstance(node, (JoinReference, ApplyToElements)):
-            found.append(node.join if isinstance(node, JoinReference) else node.apply)
+        if isinstance(node, (JoinReference, ApplyToElements, JoinStreams)):
+            found.append(node.apply if isinstance(node, ApplyToElements) else node.join)
         node = node.children[0]
     return list(reversed(found))
 
@@ -36,6 +39,8 @@ def combinations(laterals: list, scope: Scope) -> Column:
             table = scope.references.get(lateral.input_name.lower())
             if table is not None:
                 scope.alias_schemas[lateral.alias] = table.schema
+        elif isinstance(lateral, StreamJoin):
+            scope.alias_schemas[lateral.alias] = scope.partners[lateral.alias][1]
     for k, lateral in enumerate(laterals):
         combos = F.flatten(F.transform(combos, _extender(lateral, laterals[:k], scope)))
     return combos
@@ -48,21 +53,46 @@ def _extender(lateral, earlier: list, scope: Scope):
 
 
 def bind(scope: Scope, combo: Column, aliases: list[str]) -> Scope:
-    return scope.with_aliases({alias: combo.getField(alias) for alias in aliases})
+    bound = scope.with_aliases({alias: combo.getField(alias) for alias in aliases})
+    if any(alias in scope.partners for alias in aliases):  # a joined row's own time
+        bound.timestamp = combo.getField(C.JOIN_TIME)
+    return bound
 
 
 def _extend(combo: Column, lateral, scope: Scope) -> Column:
     partners, element = _partners(lateral, scope)
-    if lateral.left if isinstance(lateral, ReferenceJoin) else lateral.outer:
+    if lateral.outer if isinstance(lateral, ApplyElements) else lateral.left:
         partners = F.when(F.size(partners) > 0, partners).otherwise(
             F.array(F.lit(None).cast(element)))
+    if isinstance(lateral, StreamJoin):
+        return F.transform(partners, lambda partner: combo.withField(
+            lateral.alias, partner.getField("r")).withField(
+            C.JOIN_TIME, pair_time(F.col(C.SYSTEM_TIMESTAMP), partner, lateral.upper_us)))
     return F.transform(partners, lambda partner: combo.withField(lateral.alias, partner))
 
 
 def _partners(lateral, scope: Scope) -> tuple[Column, T.DataType]:
     if isinstance(lateral, ReferenceJoin):
         return _reference_partners(lateral, scope)
+    if isinstance(lateral, StreamJoin):
+        return _stream_partners(lateral, scope)
     return _elements(lateral, scope)
+
+
+def _stream_partners(join: StreamJoin, scope: Scope) -> tuple[Column, T.DataType]:
+    """The right events the step paired with the left one, kept by the rest of ON."""
+    candidates, schema = scope.partners[join.alias]
+    candidates_type = partners_type(schema)
+    if join.residual is not None:
+        candidates = F.filter(candidates, lambda partner: F.coalesce(lower_expr(
+            join.residual, _with_partner(scope, join, partner)), F.lit(False)))
+    return F.coalesce(candidates, F.array().cast(candidates_type)), candidates_type.elementType
+
+
+def _with_partner(scope: Scope, join: StreamJoin, partner: Column) -> Scope:
+    bound = scope.with_aliases({join.alias: partner.getField("r")})
+    bound.timestamp = None
+    return bound
 
 
 def _reference_partners(join: ReferenceJoin, scope: Scope) -> tuple[Column, T.DataType]:

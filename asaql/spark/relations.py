@@ -16,28 +16,24 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
-from asaql.errors import QueryAnalysisError
 from asaql.plan.nodes import (
-    ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
-    JoinReference, Plan, PlanNode, Project, WriteOutput, analytics_below, timestamped_source,
+    ApplyEventOrdering, ApplyToElements, EvaluateAnalytics, Filter,
+    JoinReference, JoinStreams, Plan, PlanNode, Project, WriteOutput, analytics_below,
+    stream_join_below, timestamped_source,
 )
 from asaql.plan.planner import watermark_scope
-from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
-from asaql.runtime.policy import PolicySettings
 from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.analytics import lower_analytics
 from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.io import read_events
+from asaql.spark.joins import JoinGroup, join_stream
+from asaql.spark.sources import policy_settings, record_json, stamp_events
 from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
 
 JSON_COLUMN = "_asaql_json"
 ORDER_COLUMNS = (C.SYSTEM_TIMESTAMP, C.KEY, C.ARRIVAL, C.FILE, C.LINE)
-# Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
-# with windows the step still needs a clock: the arrival time, never adjusted by the policy
-# (an out-of-order tolerance longer than any input), only by the watermark floor.
-ARRIVAL_POLICY = PolicySettings(late_us=0, ooo_us=2**62, early_us=None, drop=False)
 
 
 @dataclass
@@ -75,9 +71,15 @@ class SourceGroup:
         return watermark_scope(self.source)
 
 
-def group_by_source(plan: Plan) -> list[SourceGroup]:
-    groups: dict[PlanNode, SourceGroup] = {}
+def group_by_source(plan: Plan) -> list["SourceGroup | JoinGroup"]:
+    """Statements that share a read and a stateful step: those over the same timestamped input,
+    or over the same JOIN of two streams."""
+    groups: dict = {}
     for write in plan.outputs:
+        join = stream_join_below(write)
+        if join is not None:
+            groups.setdefault(join, JoinGroup(join)).writes.append(write)
+            continue
         source = timestamped_source(write)
         groups.setdefault(source, SourceGroup(source)).writes.append(write)
     return list(groups.values())
@@ -105,11 +107,11 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references))
                                      for w in group.writes])
     source = group.source
-    stamped = _stamp(events, source, scope)
-    windowed = [prepare(i, w, stamped, scope, _record(schema)) for i, w in enumerate(group.windowed)]
+    stamped = stamp_events(events, source, scope)
+    windowed = [prepare(i, w, stamped, scope, record_json(schema)) for i, w in enumerate(group.windowed)]
     passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.analytic]
     calls = list(dict.fromkeys(c for w in group.analytic for c in analytics_below(w).calls))
-    analytics = lower_analytics(calls, stamped, scope, _record(schema),
+    analytics = lower_analytics(calls, stamped, scope, record_json(schema),
                                 per_key=group.scope != "combined")
     needs_payload = passthrough or group.analytic
     payload = [c for c in events.columns if c not in C.INTERNAL] if needs_payload else []
@@ -133,7 +135,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     out_schema = _step_schema(step_input, (*event_columns, *event) if group.analytic
                               else event_columns, windowed, analytics.result_fields)
     spec = StepSpec(
-        policy=_settings(source), scope=group.scope, partitions=partitions,
+        policy=policy_settings(source), scope=group.scope, partitions=partitions,
         event_columns=event_columns, statements=tuple(s.spec for s in windowed),
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs))
@@ -146,18 +148,6 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 for w in group.analytic]
     outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
     return LoweredGroup(stream, outputs)
-
-
-def _settings(source: PlanNode) -> PolicySettings:
-    if isinstance(source, AssignArrivalTime):
-        return ARRIVAL_POLICY
-    policy: EventOrderingPolicy = source.policy
-    return PolicySettings(policy.late_us, policy.ooo_us, policy.early_us, policy.action == "drop")
-
-
-def _record(schema: T.StructType) -> Column:
-    """The input record as ASA hands it to TopOne() and Collect(): every payload field."""
-    return F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
 
 
 def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedStatement],
@@ -175,42 +165,19 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
     return T.StructType(fields)
 
 
-def _stamp(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
-    """Adds EVENT_TIME (the TIMESTAMP BY value, or the arrival time) and KEY (the policy key as
-    text); an unusable time makes the row malformed."""
-    if isinstance(source, AssignArrivalTime):
-        return events.select("*", F.col(C.ARRIVAL).alias(C.EVENT_TIME),
-                             F.col(C.PARTITION).cast("string").alias(C.KEY))
-    value = lower_expr(source.event_time, scope)
-    value_type = events.select(value).schema.fields[0].dataType
-    if isinstance(value_type, (T.TimestampType, T.TimestampNTZType)):
-        event_time = value.cast("timestamp")
-    elif isinstance(value_type, (T.StringType, T.NullType)):
-        event_time = F.try_to_timestamp(value.cast("string"))
-    else:
-        raise QueryAnalysisError(
-            f"TIMESTAMP BY needs a datetime, but this expression gives {value_type.simpleString()}",
-            getattr(source.event_time, "span", None))
-    problem = (F.when(F.col(C.CONTROL).isNotNull(), F.lit(None))
-               .when(value.isNull(), F.lit("the TIMESTAMP BY value is NULL"))
-               .when(event_time.isNull(), F.concat(F.lit("the TIMESTAMP BY value '"),
-                                                   value.cast("string"),
-                                                   F.lit("' is not a datetime"))))
-    if source.substream:
-        key = F.to_json(F.array(*[lower_expr(e, scope).cast("string") for e in source.substream]))
-    else:
-        key = F.col(C.PARTITION).cast("string")
-    payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns if c not in C.INTERNAL]))
-    return events.select(
-        *[F.col(f"`{c}`") for c in events.columns if c not in (C.ERROR, C.RAW)],
-        F.coalesce(F.col(C.ERROR), problem).alias(C.ERROR),
-        F.coalesce(F.col(C.RAW), F.when(problem.isNotNull(), payload)).alias(C.RAW),
-        event_time.alias(C.EVENT_TIME),
-        key.alias(C.KEY),
-    )
-
-
 # ---------------------------------------------------------------- output lines
+
+
+def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
+                     schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
+                     max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
+                     buckets: int, references: dict | None = None) -> LoweredGroup:
+    """A JOIN of two streams: one step over both inputs (asaql/spark/joins.py), then each
+    statement's lines from the left events and their partners."""
+    stream, partners = join_stream(spark, group, paths, schemas, controls,
+                                   max_files_per_trigger, partitions, buckets)
+    return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
+                                                 partners=partners)) for w in group.writes])
 
 
 @dataclass
@@ -218,14 +185,14 @@ class OutputLines:
     """How one statement's output comes out of a micro-batch of the stream: the rows that belong
     to it, each as a JSON line, with the values that order the lines (ORDER_COLUMNS).
 
-    With JOINs of reference data or APPLY, a row gives one line per partner combination:
-    `combinations` is the array of them and `per_combination(combo)` its (condition, line)."""
+    With JOINs or APPLY, a row gives one line per partner combination: `combinations` is the
+    array of them and `per_combination(combo)` its (condition, line, order)."""
 
     condition: Column
     line: Column | None
     order: list[Column]
     combinations: Column | None = None
-    per_combination: Callable[[Column], tuple[Column, Column]] | None = None
+    per_combination: Callable[[Column], tuple[Column, Column, list[Column]]] | None = None
     # Rows a failed CAST sets aside: which, why, and the record as read.
     failed: Column | None = None
     failure_reason: Column | None = None
@@ -233,16 +200,21 @@ class OutputLines:
 
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
-                references: dict | None = None, analytics: dict | None = None) -> OutputLines:
+                references: dict | None = None, analytics: dict | None = None,
+                partners: dict | None = None) -> OutputLines:
     """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT. With
-    analytic functions (`analytics`: call → value), the events the step released in order."""
+    analytic functions (`analytics`: call → value), the events the step released in order;
+    with a JOIN of two streams (`partners`: alias → (partners, schema)), the left events the
+    step emitted with their partners."""
     scope = Scope(schema, frame=stream)
     scope.references = references or {}
     scope.analytics = analytics or {}
-    kind = C.ORDERED if analytics is not None else C.EVENT
+    scope.partners = partners or {}
+    kind = C.ORDERED if analytics is not None else C.JOINED if partners else C.EVENT
     condition = (F.col(C.ROW_KIND) == kind) & F.col(C.ERROR).isNull()
     node, project, filters = write.input, None, []
-    while isinstance(node, (Filter, Project, JoinReference, ApplyToElements, EvaluateAnalytics)):
+    while isinstance(node, (Filter, Project, JoinReference, ApplyToElements, EvaluateAnalytics,
+                            JoinStreams)):
         if isinstance(node, Filter):
             filters.append(node.predicate)
         elif isinstance(node, Project):
@@ -262,19 +234,20 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         failures = [(f if i < in_where else keep & f, r) for i, (f, r) in enumerate(scope.failures)]
         failed, reason = first_failure(failures)
         return OutputLines(condition & keep & ~failed, line, order, failed=condition & failed,
-                           failure_reason=reason, record=_record(schema))
+                           failure_reason=reason, record=record_json(schema))
     combos = combinations(laterals, scope)
     aliases = [lateral.alias for lateral in laterals]
     # Types come from the first combination (lambda variables have none until Spark runs).
     sample = bind(scope, F.try_element_at(combos, F.lit(1)), aliases)
     types = _line_types(stream, _project(project.columns, sample))
 
-    def per_combination(combo: Column) -> tuple[Column, Column]:
+    def per_combination(combo: Column) -> tuple[Column, Column, list[Column]]:
         inner = bind(scope, combo, aliases)
         keep = F.lit(True)
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, inner), F.lit(False))
-        return keep, _json_from(_project(project.columns, inner), types)
+        own_order = order if inner.timestamp is None else [inner.timestamp, *order[1:]]
+        return keep, _json_from(_project(project.columns, inner), types), own_order
 
     return OutputLines(condition, None, order, combos, per_combination)
 

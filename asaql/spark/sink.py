@@ -205,8 +205,8 @@ def entries(destination: int, lines: OutputLines) -> Column:
     if lines.combinations is None:
         return F.array(F.when(lines.condition, _entry(destination, lines.line, lines.order)))
     def entry(combo: Column, position: Column) -> Column:
-        keep, line = lines.per_combination(combo)
-        return F.when(lines.condition & keep, _entry(destination, line, lines.order, position))
+        keep, line, order = lines.per_combination(combo)
+        return F.when(lines.condition & keep, _entry(destination, line, order, position))
 
     return F.transform(lines.combinations, entry)
 

@@ -15,7 +15,7 @@ Arrival times are non-decreasing over the whole log in file-name then line order
 hub replay looks, and what makes the per-key reference a complete oracle (the arrival clock never
 runs ahead of an event's own arrival, so no event falls below a watermark windows closed on).
 
-Examples: ASAQL_PROPERTY_EXAMPLES (default 200); each costs a few Spark micro-batches.
+Examples: ASAQL_PROPERTY_EXAMPLES (default 100); each costs a few Spark micro-batches.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from asaql.testing import golden
 SECOND_MS = 1_000
 S = 1_000_000
 BASE_US = ref.parse_iso("2021-01-01T00:00:00Z")
-EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "200"))
+EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100"))
 
 
 @dataclass(frozen=True)

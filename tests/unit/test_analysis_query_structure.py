@@ -91,8 +91,8 @@ def test_reference_join_keys_and_residual():
 def test_join_errors():
     e = error("SELECT a FROM i JOIN j ON i.a = j.a")
     assert "needs DATEDIFF" in str(e) and "--reference j=PATH" in str(e)
-    error("SELECT a FROM i JOIN j ON i.a = j.a AND DATEDIFF(second, i, j) BETWEEN 0 AND 5",
-          UnsupportedFeatureError)
+    error("SELECT a FROM i JOIN j ON i.a = j.a AND DATEDIFF(second, i, j) BETWEEN 0 AND 5 "
+          "GROUP BY TumblingWindow(s, 1)", UnsupportedFeatureError)
     with pytest.raises(InvalidQueryError, match="reference data: it can only be joined"):
         compile_with("SELECT a FROM Ref")
     with pytest.raises(InvalidQueryError, match="no TIMESTAMP BY"):

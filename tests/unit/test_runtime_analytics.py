@@ -174,7 +174,7 @@ def same(a, b) -> bool:
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(scenarios())
 def test_analytic_values_equal_the_reference_whatever_the_batches(scenario):
     note(f"scope={scenario['scope']} cuts={scenario['cuts']} {scenario['policy']} "

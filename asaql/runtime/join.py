@@ -1,0 +1,241 @@
+"""The stateful step of a JOIN of two streams: both inputs' event-ordering policies, their
+watermarks, and the pairs, fused in one operator (Spark allows one per query).
+
+Spark calls `JoinStep` once per micro-batch and bucket with the rows of both inputs (`SIDE` 0 for
+the left input, 1 for the right). Per invocation, vectorised:
+1. control records of each input: its end (its clock runs out) or an arrival-clock tick;
+2. each input's policy (SEMANTICS.md) per key in arrival order, with its own state;
+3. each input's watermarks, per key (the minimum over its partitions when combined);
+4. the left events whose pairs are complete — the right input's watermark has passed their
+   time + the upper bound, so every right event still to come is too late to pair — go out, each
+   with the JSON list of its right partners (same ON keys, lower ≤ ts(right) − ts(left) ≤
+   upper), in System.Timestamp then arrival order; the rest of ON is tested after the step;
+5. right events that no waiting or future left event can pair with leave the state.
+Each input's watermark used in 4 or 5 becomes the floor of its policy: an event below it is out
+of order like any other, never paired late.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import numpy as np
+import pandas as pd
+
+from asaql.runtime import columns as C
+from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
+from asaql.runtime.step import (
+    INFINITY, BucketState, arrival_order, concat_rows, to_datetimes, to_micros,
+)
+
+SIDES = (0, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinSpec:
+    policies: tuple[PolicySettings, PolicySettings]
+    scope: str  # 'combined', 'partition' or 'substream'
+    partitions: tuple[tuple, tuple]  # each input's partitions (combined scope), with first arrival
+    lower_us: int
+    upper_us: int
+    event_columns: tuple[str, ...]  # passed on with each left event
+    output_columns: tuple[str, ...]
+
+
+@dataclass
+class JoinState:
+    sides: tuple = field(default_factory=lambda: (BucketState(), BucketState()))
+    ended: list = field(default_factory=lambda: [False, False])
+    waiting: pd.DataFrame | None = None  # left events whose pairs are not complete yet
+    partners: pd.DataFrame | None = None  # right events a left event may still pair with
+
+    @classmethod
+    def load(cls, state) -> "JoinState":
+        return pickle.loads(state.get[0]) if state.exists else cls()
+
+    def dump(self) -> bytes:
+        return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+class JoinStep:
+    """The function given to `applyInPandasWithState`, keyed by bucket."""
+
+    def __init__(self, spec: JoinSpec):
+        self.spec = spec
+
+    def __call__(self, bucket, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
+        batch = concat_rows(list(chunks))
+        s = JoinState.load(state)
+        all_flags = []
+        for side in SIDES:
+            rows = batch[batch[C.SIDE].to_numpy() == side]
+            control = rows[C.CONTROL]
+            if (control == C.CONTROL_END).any():
+                s.ended[side] = True
+            for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
+                s.sides[side].advance_clock(int(tick.split(":")[1]))
+            data = rows[control.isna().to_numpy()]
+            malformed = data[C.ERROR].notna().to_numpy()
+            if malformed.any():
+                bad = data.loc[malformed, [C.FILE, C.LINE, C.ERROR, C.RAW]].reset_index(drop=True)
+                bad[C.ROW_KIND] = C.EVENT
+                yield self._output(bad)
+            good = arrival_order(data[~malformed])
+            flags = self._accept(s, side, good)
+            all_flags.append(flags)
+
+        marks = [self._watermarks(s, side) for side in SIDES]
+        closing = [self._closing(s, side, marks[side]) for side in SIDES]
+        joined = self._emit(s, closing[1])
+        if joined is not None:
+            yield self._output(joined)
+        self._trim(s, closing[0])
+        for side in SIDES:
+            s.sides[side].emitted = marks[side]
+        state.update((s.dump(),))
+        yield self._output(self._counts(np.concatenate(all_flags), s))
+
+    # ------------------------------------------------------------------ policy
+    def _accept(self, s: JoinState, side: int, good: pd.DataFrame) -> np.ndarray:
+        """The side's policy over its events in arrival order; accepted ones join the state."""
+        st = s.sides[side]
+        keys = good[C.KEY].to_numpy(dtype=object)
+        arrival = to_micros(good[C.ARRIVAL])
+        stamps, flags, st.largest = apply_policy(
+            keys, to_micros(good[C.EVENT_TIME]), arrival, st.largest, self._floor(st, keys),
+            self.spec.policies[side])
+        if len(arrival):
+            st.advance_clock(int(arrival.max()))
+            for key, value in pd.Series(arrival).groupby(keys).max().items():
+                previous = st.clocks.get(key, (NONE, NONE))[0]
+                st.clocks[key] = (max(previous, int(value)), st.clock)
+        accepted = stamps != NONE
+        if accepted.any():
+            if side == 0:
+                columns = list(dict.fromkeys((*self.spec.event_columns, C.KEY, C.JOIN_KEY)))
+                fresh = good.loc[accepted, columns].reset_index(drop=True)
+                fresh[C.SYSTEM_TIMESTAMP] = stamps[accepted]
+                fresh[C.FLAGS] = flags[accepted]
+                s.waiting = _append(s.waiting, fresh)
+            else:
+                fresh = good.loc[accepted, [C.KEY, C.JOIN_KEY, C.PARTNER_RECORD, C.FILE, C.LINE]]
+                fresh = fresh.reset_index(drop=True)
+                fresh[C.SYSTEM_TIMESTAMP] = stamps[accepted]
+                fresh["arrival"] = arrival[accepted]
+                s.partners = _append(s.partners, fresh)
+        return flags
+
+    def _floor(self, st: BucketState, keys: np.ndarray):
+        if not st.emitted:
+            return None
+        if self.spec.scope == "combined":
+            return st.emitted.get("*")
+        return np.array([st.emitted.get(k, NONE) for k in keys], dtype=np.int64)
+
+    def _watermarks(self, s: JoinState, side: int) -> dict:
+        """key → the side's watermark ('*': the minimum over its partitions when combined). With
+        partitions or substreams, a key the side has not seen (but the other has) is idle."""
+        st = s.sides[side]
+        if self.spec.scope == "combined":
+            unseen = {p: first for p, first in self.spec.partitions[side] if p not in st.largest}
+        else:
+            others = set(s.sides[1 - side].largest)
+            unseen = {k: None for k in others if k not in st.largest}
+        marks = key_watermarks(st.largest, st.clocks, st.clock, self.spec.policies[side], unseen)
+        if self.spec.scope == "combined":
+            marks["*"] = min(marks.values(), default=NONE)
+        return marks
+
+    @staticmethod
+    def _closing(s: JoinState, side: int, marks: dict) -> dict:
+        return dict.fromkeys(marks, INFINITY) if s.ended[side] else marks
+
+    def _per_row(self, marks: dict, keys: np.ndarray, ended: bool) -> np.ndarray:
+        missing = INFINITY if ended else NONE
+        if self.spec.scope == "combined":
+            return np.full(len(keys), marks.get("*", missing), dtype=np.int64)
+        return np.array([marks.get(k, missing) for k in keys], dtype=np.int64)
+
+    # ------------------------------------------------------------------ pairs
+    def _emit(self, s: JoinState, right_marks: dict) -> pd.DataFrame | None:
+        """The waiting left events whose pairs are complete, with their partners."""
+        waiting, spec = s.waiting, self.spec
+        if waiting is None or waiting.empty:
+            return None
+        ts = waiting[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)
+        partner_mark = self._per_row(right_marks, waiting[C.KEY].to_numpy(object), s.ended[1])
+        due = ts + spec.upper_us < partner_mark
+        if not due.any():
+            return None
+        out = waiting[due].reset_index(drop=True)
+        s.waiting = waiting[~due].reset_index(drop=True)
+        out[C.PARTNERS] = self._partners(out, s.partners)
+        out[C.SYSTEM_TIMESTAMP] = to_datetimes(out[C.SYSTEM_TIMESTAMP].to_numpy())
+        out[C.ROW_KIND] = C.JOINED
+        return out.sort_values(C.SYSTEM_TIMESTAMP, kind="stable")
+
+    def _partners(self, left: pd.DataFrame, right: pd.DataFrame | None) -> np.ndarray:
+        """Per left event, the JSON list of its right partners: [{"t": µs, "r": record}, …]."""
+        lists = np.full(len(left), "[]", dtype=object)
+        if right is None or right.empty:
+            return lists
+        ends = left[[C.JOIN_KEY, C.SYSTEM_TIMESTAMP]].assign(i=np.arange(len(left)))
+        ends = ends[ends[C.JOIN_KEY].notna()]
+        pairs = ends.merge(right[right[C.JOIN_KEY].notna()], on=C.JOIN_KEY, suffixes=("", "_r"))
+        if pairs.empty:
+            return lists
+        gap = pairs[f"{C.SYSTEM_TIMESTAMP}_r"].to_numpy(np.int64) - \
+            pairs[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)
+        pairs = pairs[(gap >= self.spec.lower_us) & (gap <= self.spec.upper_us)]
+        if pairs.empty:
+            return lists
+        pairs = pairs.sort_values(["i", f"{C.SYSTEM_TIMESTAMP}_r", "arrival", C.FILE, C.LINE],
+                                  kind="stable")
+        elements = ('{"t":' + pairs[f"{C.SYSTEM_TIMESTAMP}_r"].astype(str) + ',"r":'
+                    + pairs[C.PARTNER_RECORD].astype(str) + "}")
+        joined = elements.groupby(pairs["i"].to_numpy()).agg(",".join)
+        lists[joined.index.to_numpy()] = ("[" + joined + "]").to_numpy()
+        return lists
+
+    def _trim(self, s: JoinState, left_marks: dict) -> None:
+        """Right events no waiting or future left event can pair with leave the state: a left
+        event at ta pairs with tb iff ta ≤ tb − lower, and every left event to come is at or
+        above the left watermark."""
+        partners = s.partners
+        if partners is None or partners.empty:
+            return
+        keys = partners[C.KEY].to_numpy(object)
+        floor = self._per_row(left_marks, keys, s.ended[0])
+        waiting = s.waiting
+        if waiting is not None and not waiting.empty:
+            if self.spec.scope == "combined":
+                floor = np.minimum(floor, int(waiting[C.SYSTEM_TIMESTAMP].min()))
+            else:
+                earliest = waiting.groupby(C.KEY)[C.SYSTEM_TIMESTAMP].min().to_dict()
+                floor = np.minimum(floor, np.array([earliest.get(k, INFINITY) for k in keys],
+                                                   dtype=np.int64))
+        keep = partners[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) - self.spec.lower_us >= floor
+        s.partners = partners[keep].reset_index(drop=True)
+
+    # ------------------------------------------------------------------ output
+    def _counts(self, flags: np.ndarray, s: JoinState) -> pd.DataFrame:
+        counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
+                                 for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
+        counts.append(sum(0 if f is None else len(f) for f in (s.waiting, s.partners)))
+        clocks = [st.clock for st in s.sides if st.clock is not None]
+        counts.append(max(clocks) if clocks else None)
+        frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
+        frame[C.ROW_KIND] = C.COUNTS
+        return frame
+
+    def _output(self, frame: pd.DataFrame) -> pd.DataFrame:
+        frame = frame.reset_index(drop=True)
+        absent = pd.Series([None] * len(frame), dtype=object)
+        return pd.DataFrame({name: frame[name] if name in frame else absent
+                             for name in self.spec.output_columns})
+
+
+def _append(frame: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame:
+    return rows if frame is None or frame.empty else concat_rows([frame, rows])

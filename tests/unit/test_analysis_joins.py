@@ -1,0 +1,116 @@
+"""JOINs of two streams in the analyzer and the plan: the DATEDIFF bound in its ASA forms, keys
+and residual, ASA's rules for partitions and substreams, and errors at their positions."""
+
+import pytest
+
+from asaql.analysis.joins import StreamJoin
+from asaql.compiler import compile_query
+from asaql.errors import InvalidQueryError, UnsupportedFeatureError
+from asaql.plan.explain import explain_plan
+from asaql.plan.nodes import ApplyEventOrdering, JoinStreams
+
+S = 1_000_000
+HEAD = "SELECT a.x, b.y FROM A a TIMESTAMP BY t JOIN B b TIMESTAMP BY u ON "
+
+
+def join_of(text: str) -> StreamJoin:
+    [statement] = compile_query(text).statements
+    [join] = [j for j in statement.laterals if isinstance(j, StreamJoin)]
+    return join
+
+
+def error(text: str, kind=InvalidQueryError):
+    with pytest.raises(kind) as info:
+        compile_query(text)
+    return info.value
+
+
+@pytest.mark.parametrize("on, lower, upper", [
+    ("DATEDIFF(minute, a, b) BETWEEN 0 AND 15", 0, 15 * 60 * S),
+    ("DATEDIFF(second, a, b) BETWEEN -2 AND 10", -2 * S, 10 * S),
+    ("DATEDIFF(second, b, a) BETWEEN -10 AND 2", -2 * S, 10 * S),  # the other order: negated
+    ("DATEDIFF(ss, a, b) >= 1 AND DATEDIFF(ss, a, b) <= 5", S, 5 * S),
+    ("5 >= DATEDIFF(ss, a, b) AND DATEDIFF(ss, a, b) > 1", S + 1, 5 * S),
+    ("DATEDIFF(ms, a, b) < 10 AND DATEDIFF(ms, a, b) >= 0", 0, 10_000 - 1),
+    ("DATEDIFF(second, A, B) = 3", 3 * S, 3 * S),  # input names instead of aliases
+])
+def test_the_time_bound_is_elapsed_time_between_the_system_timestamps(on, lower, upper):
+    join = join_of(HEAD + on)
+    assert (join.lower_us, join.upper_us) == (lower, upper)
+
+
+def test_keys_residual_and_the_right_input():
+    join = join_of("SELECT a.x FROM A a TIMESTAMP BY t LEFT OUTER JOIN B b TIMESTAMP BY u "
+                   "ON a.k = b.k AND b.v > a.v AND DATEDIFF(minute, a, b) BETWEEN 0 AND 15")
+    assert join.left and join.input_name == "B" and join.alias == "b"
+    assert [(k.path, v.path) for k, v in join.keys] == [(("k",), ("k",))]
+    assert join.residual.op == ">"
+    assert join.timestamp_by.path == ("u",)
+
+
+def test_the_plan_reads_both_inputs_with_their_own_policy():
+    compiled = compile_query(HEAD + "a.k = b.k AND DATEDIFF(minute, a, b) BETWEEN 0 AND 15")
+    node = compiled.plan.outputs[0].input.input
+    assert isinstance(node, JoinStreams) and node.watermark == "combined"
+    assert isinstance(node.input, ApplyEventOrdering) and isinstance(node.right, ApplyEventOrdering)
+    assert compiled.input_names == ("A", "B")
+    assert "0s ≤ ts(b) − ts(left) ≤ 15m" in explain_plan(compiled.plan)
+
+
+def test_a_self_join_names_each_side_by_its_alias():
+    join = join_of("SELECT a.x FROM I a TIMESTAMP BY t JOIN I b TIMESTAMP BY t "
+                   "ON DATEDIFF(second, a, b) BETWEEN 1 AND 5")
+    assert (join.input_name, join.lower_us) == ("I", S)
+
+
+def test_partitioned_and_substream_joins_follow_asas_rules():
+    node = compile_query(
+        "SELECT a.x FROM A a TIMESTAMP BY t PARTITION BY PartitionId "
+        "JOIN B b TIMESTAMP BY u PARTITION BY PartitionId ON a.PartitionId = b.PartitionId "
+        "AND DATEDIFF(s, a, b) BETWEEN 0 AND 5").plan.outputs[0].input.input
+    assert node.watermark == "partition"
+    node = compile_query(
+        "SELECT a.x FROM A a TIMESTAMP BY t OVER dev JOIN B b TIMESTAMP BY u OVER dev "
+        "ON a.dev = b.dev AND DATEDIFF(s, a, b) BETWEEN 0 AND 5").plan.outputs[0].input.input
+    assert node.watermark == "substream"
+
+
+@pytest.mark.parametrize("on, message", [
+    ("a.k = b.k", "needs DATEDIFF in ON"),
+    ("DATEDIFF(second, a, b) <= 5", "bounded on both sides"),
+    ("DATEDIFF(second, a, b) BETWEEN 5 AND 1", "leave no time for a match"),
+    ("DATEDIFF(day, a, b) BETWEEN 0 AND 8", "at most seven days"),
+    ("DATEDIFF(second, a, b) BETWEEN 0 AND b.n", "integer constants"),
+    ("DATEDIFF(month, a, b) BETWEEN 0 AND 1", "the unit of a JOIN's DATEDIFF"),
+    ("(DATEDIFF(second, a, b) BETWEEN 0 AND 5 OR a.k = b.k)", "a condition of its own in ON"),
+    ("DATEDIFF(second, a, a) BETWEEN 0 AND 5", "compares the two inputs"),
+])
+def test_time_bound_errors(on, message):
+    assert message in str(error(HEAD + on))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT a.x FROM A a TIMESTAMP BY t OVER dev JOIN B b TIMESTAMP BY u "
+     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5", "for all inputs of a query or for none"),
+    ("SELECT a.x FROM A a TIMESTAMP BY t OVER dev JOIN B b TIMESTAMP BY u OVER dev "
+     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5", "must match the OVER column 'dev'"),
+    ("SELECT a.x FROM A a TIMESTAMP BY t PARTITION BY PartitionId JOIN B b TIMESTAMP BY u "
+     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5", "both PARTITION BY PartitionId, or neither"),
+    ("SELECT a.x FROM A a TIMESTAMP BY t PARTITION BY PartitionId JOIN B b TIMESTAMP BY u "
+     "PARTITION BY PartitionId ON DATEDIFF(s, a, b) BETWEEN 0 AND 5", "a.PartitionId = b.PartitionId"),
+    ("SELECT a.x FROM A a JOIN A a ON DATEDIFF(s, a, a) BETWEEN 0 AND 5", "used twice"),
+])
+def test_partition_and_substream_rules(text, message):
+    assert message in str(error(text))
+
+
+@pytest.mark.parametrize("text", [
+    HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C c ON DATEDIFF(s, a, c) BETWEEN 0 AND 5",
+    "SELECT COUNT(*) AS n FROM A a JOIN B b ON DATEDIFF(s, a, b) BETWEEN 0 AND 5 "
+    "GROUP BY TumblingWindow(s, 5)",
+    "SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
+    "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5",
+    "WITH s AS (SELECT x FROM A) SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
+])
+def test_what_joins_do_not_support_yet_says_so(text):
+    assert "not supported yet" in str(error(text, UnsupportedFeatureError))
