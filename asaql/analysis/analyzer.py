@@ -15,6 +15,7 @@ from asaql.analysis.bound import (
 )
 from asaql.analysis.joins import StreamJoin, split_time_bound
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
+from asaql.analysis.stages import split_aggregation, stage_name
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
 )
@@ -63,6 +64,9 @@ class BoundStatement:
     aggregation: Aggregation | None = None
     # StreamJoin (first, if any), ReferenceJoin, ApplyElements, in FROM order, before WHERE
     laterals: tuple = ()
+    # `input_name` is a stage (asaql/analysis/stages.py): rows another stateful step wrote, with
+    # their System.Timestamp and that step's watermark
+    stage_input: bool = False
     span: object = dataclasses.field(default=None, compare=False)
 
 
@@ -86,7 +90,35 @@ def analyze(query: ast.Query, references=frozenset()) -> tuple[BoundStatement, .
     for statement in query.statements:
         output = statement.into.name if statement.into is not None else DEFAULT_OUTPUT
         bound.extend(dataclasses.replace(b, output=output) for b in _bind_union(statement, context))
-    return tuple(bound)
+    return _cut_stages([*context.producers, *bound])
+
+
+def _cut_stages(statements: list[BoundStatement]) -> tuple[BoundStatement, ...]:
+    """A GROUP BY whose input needs a stateful step of its own (analytic functions, a JOIN of
+    two streams) becomes two statements joined by a stage (asaql/analysis/stages.py)."""
+    out: list[BoundStatement] = []
+    counter = 0
+    for statement in statements:
+        a = statement.aggregation
+        needs = a is not None and (
+            any(isinstance(j, StreamJoin) for j in statement.laterals)
+            or any(contains_analytic(e) for e in (statement.where, *a.group_by))
+            or any(contains_analytic(c.arg) or any(contains_analytic(k.expr) for k in c.order_by)
+                   for c in a.aggregates))
+        if not needs:
+            out.append(statement)
+            continue
+        _check_stage_scope(statement, statement.span)
+        counter += 1
+        name = stage_name(f"{statement.output.lstrip('#')}.{counter}")
+        out.extend(split_aggregation(statement, name))
+    return tuple(out)
+
+
+def _check_stage_scope(statement: BoundStatement, span) -> None:
+    if statement.over or statement.partition_by_partition_id:
+        _unsupported("a GROUP BY over analytic functions, a JOIN of two streams or another "
+                     "aggregation, with PARTITION BY PartitionId or substreams,", span)
 
 
 def _union_members(s: ast.SelectStatement) -> list[ast.SelectStatement]:
@@ -101,6 +133,9 @@ def _union_members(s: ast.SelectStatement) -> list[ast.SelectStatement]:
 class _QueryContext:
     references: frozenset  # inputs that are reference data (lower case)
     steps: dict = dataclasses.field(default_factory=dict)  # WITH steps bound so far
+    # steps whose rows are a stage (name → its view) and the statements that write them
+    stages: dict = dataclasses.field(default_factory=dict)
+    producers: list = dataclasses.field(default_factory=list)
 
 
 def _bind_union(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundStatement, ...]:
@@ -152,7 +187,52 @@ def _bind_select(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundS
     step = context.steps.get(s.source.name.key)
     if step is None:
         return (_bind_statement(s, context),)
+    if _needs_stage(s, step):
+        return (_bind_over_step(s, _stage_view(s.source.name, step, context), context),)
     return tuple(_bind_over_step(s, branch, context) for branch in step)
+
+
+def _needs_stage(s: ast.SelectStatement, step: tuple[BoundStatement, ...]) -> bool:
+    """Whether composing `s` with the step would put two stateful operators in a row: GROUP
+    BY, JOIN or analytic functions over a step that aggregates; analytic functions over a step
+    that has analytic functions, joins or applies. (A GROUP BY over a step with analytic
+    functions or a JOIN of two streams is composed, then cut: `_cut_stages`.)"""
+    analytic = any(is_analytic(n) for n in _ast_walk((s.where, *[i.expr for i in s.items])))
+    for branch in step:
+        if branch.aggregation is not None and (s.group_by is not None or s.joins or analytic):
+            return True
+        if analytic and (branch.laterals or contains_analytic(branch.where) or any(
+                contains_analytic(c.expr) for c in branch.columns if isinstance(c, OutputColumn))):
+            return True
+    return False
+
+
+def _stage_view(name: ast.Identifier, step: tuple[BoundStatement, ...],
+                context: _QueryContext) -> BoundStatement:
+    """The step as an input: its rows are written to a stage (once, whoever reads it), and a
+    SELECT over it reads the stage's columns by name."""
+    if name.key in context.stages:
+        return context.stages[name.key]
+    stage = stage_name(name.name)
+    if len(step) > 1 and len({(b.input_name, b.timestamp_by) for b in step}) > 1:
+        _unsupported("a step that is a UNION of different inputs, read as a stage,", name.span)
+    for branch in step:
+        _check_stage_scope(branch, name.span)
+        context.producers.append(dataclasses.replace(branch, output=stage))
+    columns = tuple(OutputColumn(c.name, Field(path=(c.name,))) if isinstance(c, OutputColumn)
+                    else c for c in step[0].columns)
+    view = BoundStatement("", stage, None, (), False, None, columns, stage_input=True)
+    context.stages[name.key] = view
+    return view
+
+
+def _ast_walk(nodes):
+    for node in nodes:
+        if isinstance(node, ast.Node):
+            yield node
+            for field in dataclasses.fields(node):
+                value = getattr(node, field.name)
+                yield from _ast_walk(value if isinstance(value, tuple) else (value,))
 
 
 def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryContext,
@@ -289,8 +369,6 @@ def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStat
     partitioned = _partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if joined:
-        if s.group_by is not None:
-            _unsupported("GROUP BY over a JOIN of two streams", s.group_by.span)
         binder.analytics_over_step = "the inputs of a JOIN of two streams"
     if s.group_by is None:
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
@@ -299,12 +377,14 @@ def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStat
                                    where, columns, laterals=laterals, span=s.span)
         _check_stream_join(statement, s.span)
         return statement
-    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
-        if s.where is not None else None
+    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query",
+                        analytics=True) if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
     _check_progress_keys(aggregation, over, partitioned, s.group_by)
-    return BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                          columns, aggregation, laterals=laterals, span=s.span)
+    statement = BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
+                               columns, aggregation, laterals=laterals, span=s.span)
+    _check_stream_join(statement, s.span)
+    return statement
 
 
 def _partitioned(source: ast.InputSource) -> bool:
@@ -332,8 +412,6 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
     laterals = step.laterals + _bind_laterals(s, binder, context,
                                               windowed_step=step.aggregation is not None)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
-    if s.group_by is not None and any(isinstance(j, StreamJoin) for j in step.laterals):
-        _unsupported("GROUP BY over a JOIN of two streams", s.group_by.span)
     if step.aggregation is not None:
         if s.group_by is not None:
             raise UnsupportedFeatureError(
@@ -354,8 +432,10 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
         return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
                                    where=_and(step.where, where), laterals=laterals,
                                    columns=_bind_columns(s.items, binder), span=s.span)
-    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query") \
-        if s.where is not None else None
+    binder.prefilter = step.where
+    binder.analytics_over_step = "a step that joins or applies" if step.laterals else None
+    where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query",
+                        analytics=True) if s.where is not None else None
     aggregation, columns = _GroupByBinder(binder, s).bind()
     _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
     return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
@@ -480,7 +560,7 @@ class _GroupByBinder:
             if any(is_aggregate(n) for n in walk(item)):
                 raise InvalidQueryError("GROUP BY cannot contain an aggregate", item.span)
             group_by.append(self.binder.bind(item, allow_system_timestamp=False,
-                                             what="GROUP BY expressions"))
+                                             what="GROUP BY expressions", analytics=True))
         if window is None:
             raise InvalidQueryError(
                 "a window must be specified: GROUP BY over a stream needs TumblingWindow, "
@@ -497,10 +577,11 @@ class _GroupByBinder:
     def _bind(self, node):
         """Bind an expression of SELECT or HAVING; aggregates become AggregateCall."""
         if is_analytic(node):
-            raise _analytics_in_group_by(node)
+            return self.binder.bind(node, allow_system_timestamp=False, analytics=True)
         if is_aggregate(node):
             inner = lambda e: self.binder.bind(e, allow_system_timestamp=False,
-                                               what="aggregate arguments", no_aggregates=True)
+                                               what="aggregate arguments", no_aggregates=True,
+                                               analytics=True)
             return bind_aggregate(node, inner)
         if isinstance(node, ast.FunctionCall):
             self.binder.check_function(node)
@@ -525,6 +606,9 @@ class _GroupByBinder:
                 return aliases[expr.path[0].lower()]
             raise InvalidQueryError(
                 f"'{'.'.join(expr.path)}' must be in GROUP BY or inside an aggregate", expr.span)
+        if isinstance(expr, AnalyticCall):
+            raise InvalidQueryError(f"{expr.function.upper()}(…) OVER (…) must be in GROUP BY or "
+                                    "inside an aggregate", expr.span)
         return map_children(expr, lambda child: self._over_groups(child, aliases))
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
+from asaql.analysis.stages import is_stage
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
-    JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, WindowAggregate, WriteOutput,
+    JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, ReadStage, WindowAggregate,
+    WriteOutput,
 )
 from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
@@ -32,6 +34,8 @@ def _explain(node: PlanNode, depth: int, lines: list[str]) -> None:
 
 def _describe(node: PlanNode) -> str:
     if isinstance(node, WriteOutput):
+        if is_stage(node.output):
+            return f"WriteStage {node.output} (read by another step; ordered by the watermark)"
         return f"WriteOutput {node.output}"
     if isinstance(node, Project):
         items = [(f"{c.alias}.*" if c.alias else "*") if isinstance(c, AllFields)
@@ -88,6 +92,9 @@ def _describe(node: PlanNode) -> str:
                 f"per {key} in arrival order; {node.policy.describe()}; {scope}")
     if isinstance(node, AssignArrivalTime):
         return "AssignArrivalTime System.Timestamp = EventEnqueuedUtcTime (no TIMESTAMP BY: no policy)"
+    if isinstance(node, ReadStage):
+        return (f"ReadStage {node.alias} (rows another step wrote, with their System.Timestamp; "
+                "its watermark is this one's)")
     if isinstance(node, ReadInput):
         return f"ReadInput {node.alias} (arrival: EventEnqueuedUtcTime, partition: PartitionId)"
     return type(node).__name__

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from asaql.analysis.stages import is_stage
 from asaql.errors import InternalError
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -24,6 +25,15 @@ class PlanNode:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadInput(PlanNode):
     """Events of one input with their arrival time and partition (EventEnqueuedUtcTime, PartitionId)."""
+
+    alias: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadStage(PlanNode):
+    """The rows another statement's stateful step wrote to a stage (asaql/analysis/stages.py),
+    each with its System.Timestamp; that step's watermark comes with them and is this
+    source's: nothing is late, early or out of order here."""
 
     alias: str
 
@@ -195,7 +205,7 @@ def analytics_below(node: PlanNode) -> "EvaluateAnalytics | None":
 
 def timestamped_source(node: PlanNode) -> PlanNode:
     """The node that assigns System.Timestamp under a chain of row-wise operators."""
-    while not isinstance(node, (ApplyEventOrdering, AssignArrivalTime)):
+    while not isinstance(node, (ApplyEventOrdering, AssignArrivalTime, ReadStage)):
         if not node.children:
             raise InternalError(f"no System.Timestamp below {type(node).__name__}")
         node = node.children[0]
@@ -208,7 +218,12 @@ class Plan:
 
     @property
     def output_names(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(w.output for w in self.outputs))
+        """The query's outputs (not its stages)."""
+        return tuple(dict.fromkeys(w.output for w in self.outputs if not is_stage(w.output)))
+
+    @property
+    def stage_names(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(w.output for w in self.outputs if is_stage(w.output)))
 
     @property
     def reference_names(self) -> tuple[str, ...]:

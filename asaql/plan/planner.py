@@ -7,7 +7,8 @@ from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ApplyElements
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
-    JoinReference, JoinStreams, Plan, Project, ReadInput, WindowAggregate, WriteOutput,
+    JoinReference, JoinStreams, Plan, Project, ReadInput, ReadStage, WindowAggregate,
+    WriteOutput,
 )
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -17,8 +18,11 @@ def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderin
 
 
 def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutput:
-    node = _timestamped(s.input_name, s.timestamp_by, s.over, s.partition_by_partition_id,
-                        policy)
+    if s.stage_input:
+        node = ReadStage(alias=s.input_name)
+    else:
+        node = _timestamped(s.input_name, s.timestamp_by, s.over, s.partition_by_partition_id,
+                            policy)
     source = node
     calls = analytic_calls(s)
     if calls:  # ASA: before JOIN, WHERE and GROUP BY
@@ -61,4 +65,4 @@ def watermark_scope(source) -> str:
     "Watermarks and output"): each substream's, each partition's, or the partitions' combined."""
     if getattr(source, "substream", ()):
         return "substream"
-    return "partition" if source.partition_by_partition_id else "combined"
+    return "partition" if getattr(source, "partition_by_partition_id", False) else "combined"

@@ -42,8 +42,12 @@ EVENT, RESULT, COUNTS, FAILED, ORDERED, JOINED = 0, 1, 2, 3, 4, 5
 # bucket's state holds for windows not closed yet, and the bucket's arrival clock (µs).
 COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_ooo",
                  "asaql__n_dropped", "asaql__n_state", "asaql__clock")
+# Also in the COUNTS row: the step's output watermark (µs) — every row it writes from now on is
+# at or above it — which a stage passes on to the step that reads it.
+OUT_WATERMARK = "asaql__out_wm"
 
 # Control records, written by asaql into its own folder beside the input: the end of a finite
 # input (the arrival clock runs out) and, with --follow, the arrival clock of an idle input.
 CONTROL_END = "end"
 CONTROL_TICK = "tick"
+CONTROL_WATERMARK = "watermark"  # a stage's rows: its producer's watermark, "watermark:<µs>"

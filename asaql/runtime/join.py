@@ -95,7 +95,8 @@ class JoinStep:
         for side in SIDES:
             s.sides[side].emitted = marks[side]
         state.update((s.dump(),))
-        yield self._output(self._counts(np.concatenate(all_flags), s))
+        yield self._output(self._counts(np.concatenate(all_flags), s,
+                                        self._out_watermark(s, closing)))
 
     # ------------------------------------------------------------------ policy
     def _accept(self, s: JoinState, side: int, good: pd.DataFrame) -> np.ndarray:
@@ -219,14 +220,33 @@ class JoinStep:
         keep = partners[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) - self.spec.lower_us >= floor
         s.partners = partners[keep].reset_index(drop=True)
 
+    def _out_watermark(self, s: JoinState, closing: list[dict]) -> int | None:
+        """Every row written from now on is at or above it (partitions combined): a pair is at
+        or after its left event; a left event still to come is at or above the left watermark,
+        one waiting at or above its own time and the right watermark − upper bound (an unpaired
+        LEFT row: at its time + upper bound)."""
+        if self.spec.scope != "combined":
+            return None
+        left, right = closing[0].get("*", NONE), closing[1].get("*", NONE)
+        if right == NONE:
+            bound = NONE
+        elif right == INFINITY:
+            bound = left
+        else:
+            bound = min(left, right - self.spec.upper_us)
+        if s.waiting is not None and not s.waiting.empty:
+            bound = min(bound, int(s.waiting[C.SYSTEM_TIMESTAMP].min()))
+        return bound
+
     # ------------------------------------------------------------------ output
-    def _counts(self, flags: np.ndarray, s: JoinState) -> pd.DataFrame:
+    def _counts(self, flags: np.ndarray, s: JoinState, out_watermark=None) -> pd.DataFrame:
         counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
                                  for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
         counts.append(sum(0 if f is None else len(f) for f in (s.waiting, s.partners)))
         clocks = [st.clock for st in s.sides if st.clock is not None]
         counts.append(max(clocks) if clocks else None)
         frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
+        frame[C.OUT_WATERMARK] = out_watermark
         frame[C.ROW_KIND] = C.COUNTS
         return frame
 

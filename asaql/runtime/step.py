@@ -69,14 +69,18 @@ class StepSpec:
     output_columns: tuple[str, ...]
     # Analytic functions: each accepted event's `held_columns` wait in the state until the
     # watermark passes it; then the events go out in processing order with the calls' values.
+    # (Rows written to a stage are held the same way, with no calls.)
     analytics: tuple[AnalyticSpec, ...] = ()
     held_columns: tuple[str, ...] = ()
     analytic_inputs: tuple[str, ...] = ()  # the columns the calls read (kept in the history)
+    # The input is a stage: no policy applies, and the watermark is the one its producer wrote
+    # with its rows (control records "watermark:<µs>").
+    upstream: bool = False
 
     @property
     def ordered(self) -> bool:
-        """Whether the step closes anything on the watermark (windows, analytic functions)."""
-        return bool(self.statements or self.analytics)
+        """Whether the step closes anything on the watermark (windows, held events)."""
+        return bool(self.statements or self.held_columns)
 
 
 @dataclass
@@ -89,6 +93,7 @@ class BucketState:
     anchors: dict = field(default_factory=dict)  # statement → session anchors
     held: pd.DataFrame | None = None  # events waiting for the watermark (analytic functions)
     history: pd.DataFrame | None = None  # released events still within a LIMIT DURATION
+    upstream: int = NONE  # a stage's input: the watermark its producer wrote
 
     def size(self) -> int:
         """How many events the state holds."""
@@ -158,6 +163,8 @@ class SourceStep:
         ended = bool((control == C.CONTROL_END).any())
         for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
             s.advance_clock(int(tick.split(":")[1]))
+        for mark in control[control.str.startswith(C.CONTROL_WATERMARK, na=False)]:
+            s.upstream = max(getattr(s, "upstream", NONE), int(mark.split(":")[1]))
         data = batch[~is_control]
         malformed = data[C.ERROR].notna().to_numpy()
         good = arrival_order(data[~malformed])
@@ -185,7 +192,7 @@ class SourceStep:
             bad[C.ROW_KIND] = C.EVENT
             yield self._output(bad)
 
-        if spec.analytics and accepted.any():
+        if spec.held_columns and accepted.any():
             held = good.loc[accepted, list(spec.held_columns)].reset_index(drop=True)
             held[C.SYSTEM_TIMESTAMP] = stamps[accepted]
             held[C.FLAGS] = flags[accepted]
@@ -195,7 +202,7 @@ class SourceStep:
             marks = self._watermarks(s)
             closing = dict.fromkeys(marks, INFINITY) if ended else marks
             closed_until: dict = {}
-            if spec.analytics:
+            if spec.held_columns:
                 released = self._release(s, closing, closed_until)
                 if released is not None:
                     yield self._output(released)
@@ -211,8 +218,11 @@ class SourceStep:
             # continues just after the last window emitted.
             s.emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
+            out_watermark = closing.get("*")
+        else:
+            out_watermark = None
         state.update((s.dump(),))
-        yield self._output(self._counts(flags, s))
+        yield self._output(self._counts(flags, s, out_watermark))
 
     # ------------------------------------------------------------------ watermarks
     def _floor(self, s: BucketState, keys: np.ndarray):
@@ -228,6 +238,8 @@ class SourceStep:
         partitions, one without events so far counting as idle."""
         unseen = {p: first for p, first in self.spec.partitions if p not in s.largest} \
             if self.spec.scope == "combined" else {}
+        if self.spec.upstream:  # a stage: its producer's watermark
+            return {"*": getattr(s, "upstream", NONE)}
         marks = key_watermarks(s.largest, s.clocks, s.clock, self.spec.policy, unseen)
         if self.spec.scope == "combined":
             marks["*"] = min(marks.values(), default=NONE)
@@ -260,7 +272,7 @@ class SourceStep:
         for call in spec.analytics:
             released[call.result] = evaluate(call, work, fresh).to_numpy()
         # The history keeps what a later event may still look back to.
-        longest = max(call.duration_us for call in spec.analytics)
+        longest = max((call.duration_us for call in spec.analytics), default=0)
         marks_now = s.per_row(marks, rows[C.KEY].to_numpy(object), combined)
         floor = np.where(marks_now == NONE, NONE, marks_now - longest)
         s.history = rows[rows[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) >= floor].reset_index(drop=True)
@@ -358,12 +370,13 @@ class SourceStep:
         return out.sort_values([C.SYSTEM_TIMESTAMP, C.KEY], kind="stable")
 
     # ------------------------------------------------------------------ output
-    def _counts(self, flags: np.ndarray, s: BucketState) -> pd.DataFrame:
+    def _counts(self, flags: np.ndarray, s: BucketState, out_watermark=None) -> pd.DataFrame:
         counts = [len(flags)] + [int(np.count_nonzero(flags & bit))
                                  for bit in (C.EARLY, C.LATE, C.OUT_OF_ORDER, C.DROPPED)]
         counts.append(s.size())
         counts.append(s.clock)
         frame = pd.DataFrame({name: [value] for name, value in zip(C.COUNT_COLUMNS, counts)})
+        frame[C.OUT_WATERMARK] = out_watermark
         frame[C.ROW_KIND] = C.COUNTS
         return frame
 

@@ -5,20 +5,24 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 import uuid
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+from pyspark.sql import types as T
 
+from asaql.analysis.stages import is_stage
+from asaql.plan.nodes import ReadStage
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
 from asaql.spark.joins import JoinGroup
 from asaql.spark.reference import load_reference
 from asaql.spark.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.session import build_session
-from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts
+from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 
 SETTINGS_FILE = "asaql-settings.json"
 
@@ -29,6 +33,11 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     buckets = _buckets(spark, checkpoint)
     sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh)
              for name in compiled.output_names}
+    # Stages: folders of the checkpoint, written by one query and read by another.
+    stages = {name: os.path.join(checkpoint, "stages", re.sub(r"[^A-Za-z0-9_.-]", "_", name[1:]))
+              for name in compiled.plan.stage_names}
+    sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
+    paths = {**options.inputs, **stages}
     errors = ErrorLog(options.errors_path, fresh)
     counts = RunCounts()
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
@@ -44,23 +53,51 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             references = {alias.lower(): load_reference(spark, alias, path)
                           for alias, path in options.references.items()}
             queries, counted = [], set()
-            for index, group in enumerate(group_by_source(compiled.plan)):
-                # The first group reading an input counts its events and malformed records.
-                inputs = _inputs_of(group)
-                query, ticker = _start(spark, index, group, options, checkpoint, schemas, buckets,
-                                       references, sinks, counts, errors,
-                                       count_input=not counted & set(inputs))
-                counted.update(inputs)
-                queries.append(query)
-                tickers.extend(ticker)
+            # A query reading a stage starts after the one writing it (a finite run: once that
+            # one has finished, so the stage is complete and its schema known).
+            for wave in _waves(list(enumerate(group_by_source(compiled.plan)))):
+                started = []
+                for index, group in wave:
+                    # The first group reading an input counts its events and malformed records.
+                    inputs = _inputs_of(group)
+                    count_input = not counted & set(inputs) and not any(map(is_stage, inputs))
+                    query, ticker = _start(spark, index, group, options, paths, checkpoint,
+                                           schemas, buckets, references, sinks, counts, errors,
+                                           count_input=count_input)
+                    counted.update(inputs)
+                    started.append(query)
+                    tickers.extend(ticker)
+                queries.extend(started)
+                if not options.follow:
+                    _wait(started, False)
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
-            if not _wait(queries, options.follow, options.references, versions):
+            if not options.follow or not _wait(queries, True, options.references, versions):
                 break
             tickers.clear()
     finally:
         stop.set()
     return counts
+
+
+def _waves(groups: list) -> list[list]:
+    """Groups in the order their stages need: a group that reads a stage after the one that
+    writes it."""
+    writer = {write.output: index for index, group in groups for write in group.writes
+              if is_stage(write.output)}
+    depth: dict[int, int] = {}
+
+    def depth_of(index: int, group) -> int:
+        if index not in depth:
+            source = getattr(group, "source", None)
+            depth[index] = 0 if not isinstance(source, ReadStage) else \
+                1 + depth_of(writer[source.alias], dict(groups)[writer[source.alias]])
+        return depth[index]
+
+    waves: dict[int, list] = {}
+    for index, group in groups:
+        waves.setdefault(depth_of(index, group), []).append((index, group))
+    return [waves[d] for d in sorted(waves)]
 
 
 def _inputs_of(group) -> tuple[str, ...]:
@@ -69,14 +106,14 @@ def _inputs_of(group) -> tuple[str, ...]:
     return (group.input_alias,)
 
 
-def _start(spark, index: int, group, options, checkpoint: str, schemas: dict, buckets: int,
-           references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
+def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
+           buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
            count_input: bool):
     """Starts the group's streaming query; → (the query, its --follow tickers)."""
     folder = os.path.join(checkpoint, f"source-{index}")
     paths, controls = [], []
     for number, alias in enumerate(_inputs_of(group)):
-        path = options.inputs[alias]
+        path = inputs[alias]
         # each input read by the query has its own control folder (its end, its clock)
         control = control_folder(folder if number == 0 else os.path.join(folder, "right"))
         if not options.follow:
@@ -93,10 +130,13 @@ def _start(spark, index: int, group, options, checkpoint: str, schemas: dict, bu
             references)
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = discover_partitions(spark, path) \
-            if group.scope == "combined" and group.ordered else ()
+        partitions = discover_partitions(spark, path) if group.scope == "combined" \
+            and group.ordered and not is_stage(alias) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references)
+    for write, lines in lowered.outputs:  # what a stage's reader will read
+        if is_stage(write.output):
+            schemas[write.output] = T.StructType(lines.fields)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=count_input)
     query = (lowered.stream.writeStream.foreachBatch(writer)

@@ -67,7 +67,7 @@ def _first_appearance_order(files: list[Path]) -> dict[str, int]:
 
 def read_events(
     spark: SparkSession, path: str, schema: T.StructType, control: str,
-    max_files_per_trigger: int | None = None,
+    max_files_per_trigger: int | None = None, json_options: dict | None = None,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -96,18 +96,18 @@ def read_events(
                F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)"))
         .otherwise(F.col("_asaql_text")).alias("_asaql_text"),
     ).where(F.trim(F.col("_asaql_text")) != "")
-    return _parse_records(lines, schema)
+    return _parse_records(lines, schema, json_options or {})
 
 
 def _glob_escape(name: str) -> str:
     return "".join(f"\\{c}" if c in "*?[]{}\\," else c for c in name)
 
 
-def _parse_records(lines: DataFrame, schema: T.StructType) -> DataFrame:
+def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -> DataFrame:
     is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
-    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
     names = set(schema.fieldNames())
     arrival, arrival_error = _arrival_time(names)

@@ -121,7 +121,7 @@ def _join_schema(step_input: DataFrame, event_columns) -> T.StructType:
     fields += [T.StructField(C.SYSTEM_TIMESTAMP, T.TimestampType()),
                T.StructField(C.FLAGS, T.IntegerType()),
                T.StructField(C.PARTNERS, T.StringType())]
-    fields += [T.StructField(name, T.LongType()) for name in C.COUNT_COLUMNS]
+    fields += [T.StructField(name, T.LongType()) for name in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
     return T.StructType(fields)
 
 

@@ -16,9 +16,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.analysis.analyzer import AllFields, OutputColumn
+from asaql.analysis.stages import is_stage
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, EvaluateAnalytics, Filter,
-    JoinReference, JoinStreams, Plan, PlanNode, Project, WriteOutput, analytics_below,
+    JoinReference, JoinStreams, Plan, PlanNode, Project, ReadStage, WriteOutput, analytics_below,
     stream_join_below, timestamped_source,
 )
 from asaql.plan.planner import watermark_scope
@@ -28,7 +29,9 @@ from asaql.spark.analytics import lower_analytics
 from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.io import read_events
 from asaql.spark.joins import JoinGroup, join_stream
-from asaql.spark.sources import policy_settings, record_json, stamp_events
+from asaql.spark.sources import (
+    STAGE_JSON, policy_settings, record_json, stage_line, stage_schema, stamp_events,
+)
 from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
 
@@ -45,6 +48,8 @@ class SourceGroup:
 
     @property
     def input_alias(self) -> str:
+        if isinstance(self.source, ReadStage):
+            return self.source.alias
         return self.source.input.alias
 
     @property
@@ -52,15 +57,16 @@ class SourceGroup:
         return [w for w in self.writes if is_windowed(w)]
 
     @property
-    def analytic(self) -> list[WriteOutput]:
-        """Statements with analytic functions: their events go out in order, once the
-        watermark passes them."""
-        return [w for w in self.writes if analytics_below(w) is not None]
+    def held(self) -> list[WriteOutput]:
+        """Statements whose events go out in order, once the watermark passes them: those with
+        analytic functions, and those that write a stage (its reader closes on the watermark)."""
+        return [w for w in self.writes if not is_windowed(w)
+                and (analytics_below(w) is not None or is_stage(w.output))]
 
     @property
     def ordered(self) -> bool:
-        """Whether anything waits for the watermark (windows, analytic functions)."""
-        return bool(self.windowed or self.analytic)
+        """Whether anything waits for the watermark (windows, held events)."""
+        return bool(self.windowed or self.held)
 
     @property
     def stateful(self) -> bool:
@@ -96,7 +102,10 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 buckets: int, references: dict | None = None) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case)."""
     references = references or {}
-    events = read_events(spark, path, schema, control, max_files_per_trigger)
+    if isinstance(group.source, ReadStage):  # rows of a stage, with their time and watermark
+        events = read_events(spark, path, stage_schema(schema), control, None, STAGE_JSON)
+    else:
+        events = read_events(spark, path, schema, control, max_files_per_trigger)
     scope = Scope(schema, frame=events)
     scope.references = references
     if not group.stateful:
@@ -109,12 +118,13 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     source = group.source
     stamped = stamp_events(events, source, scope)
     windowed = [prepare(i, w, stamped, scope, record_json(schema)) for i, w in enumerate(group.windowed)]
-    passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.analytic]
-    calls = list(dict.fromkeys(c for w in group.analytic for c in analytics_below(w).calls))
+    passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.held]
+    calls = list(dict.fromkeys(c for w in group.held if analytics_below(w) is not None
+                               for c in analytics_below(w).calls))
     analytics = lower_analytics(calls, stamped, scope, record_json(schema),
                                 per_key=group.scope != "combined")
-    needs_payload = passthrough or group.analytic
-    payload = [c for c in events.columns if c not in C.INTERNAL] if needs_payload else []
+    needs_payload = passthrough or group.held
+    payload = [c for c in stamped.columns if c not in C.INTERNAL] if needs_payload else []
     # Payload fields travel under positional names: the pandas path renames names starting with
     # '_' (a field such as `_id`) and would break them.
     renames = {name: f"asaql__p{i}" for i, name in enumerate(payload)}
@@ -131,21 +141,22 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     )
     event = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY)
     event_columns = event if passthrough else ()
-    held = (*event, *analytics.inputs) if group.analytic else ()
-    out_schema = _step_schema(step_input, (*event_columns, *event) if group.analytic
+    held = (*event, *analytics.inputs) if group.held else ()
+    out_schema = _step_schema(step_input, (*event_columns, *event) if group.held
                               else event_columns, windowed, analytics.result_fields)
     spec = StepSpec(
         policy=policy_settings(source), scope=group.scope, partitions=partitions,
         event_columns=event_columns, statements=tuple(s.spec for s in windowed),
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
-        held_columns=held, analytic_inputs=tuple(analytics.inputs))
+        held_columns=held, analytic_inputs=tuple(analytics.inputs),
+        upstream=isinstance(source, ReadStage))
     stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
         SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
     outputs = [(w, event_lines(w, stream, schema, references)) for w in passthrough]
     outputs += [(w, event_lines(w, stream, schema, references, analytics.results))
-                for w in group.analytic]
+                for w in group.held]
     outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
     return LoweredGroup(stream, outputs)
 
@@ -161,7 +172,7 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
     for statement in windowed:
         fields += statement.result_fields
     fields += analytic_fields
-    fields += [T.StructField(name, T.LongType()) for name in C.COUNT_COLUMNS]
+    fields += [T.StructField(name, T.LongType()) for name in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
     return T.StructType(fields)
 
 
@@ -197,6 +208,7 @@ class OutputLines:
     failed: Column | None = None
     failure_reason: Column | None = None
     record: Column | None = None
+    fields: list[T.StructField] | None = None  # the lines' columns (a stage's schema)
 
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
@@ -222,19 +234,22 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         node = node.input
     order = [F.col(c) for c in ORDER_COLUMNS]
     laterals = laterals_below(write)
+    stage = is_stage(write.output)
     if not laterals:
         keep = F.lit(True)
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, scope), F.lit(False))
         in_where = len(scope.failures)
-        line = _json_line(stream, _project(project.columns, scope))
+        columns = _project(project.columns, scope)
+        line = _json_line(stream, columns, F.col(C.SYSTEM_TIMESTAMP) if stage else None)
+        fields = _line_types(stream, columns)
         if not scope.failures:
-            return OutputLines(condition & keep, line, order)
+            return OutputLines(condition & keep, line, order, fields=fields)
         # A CAST that fails in WHERE fails the row; in SELECT, only a row WHERE keeps.
         failures = [(f if i < in_where else keep & f, r) for i, (f, r) in enumerate(scope.failures)]
         failed, reason = first_failure(failures)
         return OutputLines(condition & keep & ~failed, line, order, failed=condition & failed,
-                           failure_reason=reason, record=record_json(schema))
+                           failure_reason=reason, record=record_json(schema), fields=fields)
     combos = combinations(laterals, scope)
     aliases = [lateral.alias for lateral in laterals]
     # Types come from the first combination (lambda variables have none until Spark runs).
@@ -247,9 +262,11 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, inner), F.lit(False))
         own_order = order if inner.timestamp is None else [inner.timestamp, *order[1:]]
-        return keep, _json_from(_project(project.columns, inner), types), own_order
+        stage_time = (inner.timestamp if inner.timestamp is not None
+                      else F.col(C.SYSTEM_TIMESTAMP)) if stage else None
+        return keep, _json_from(_project(project.columns, inner), types, stage_time), own_order
 
-    return OutputLines(condition, None, order, combos, per_combination)
+    return OutputLines(condition, None, order, combos, per_combination, fields=types)
 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
@@ -259,20 +276,27 @@ def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.Stru
     if statement.having is not None:
         condition = condition & F.coalesce(lower_expr(statement.having, scope), F.lit(False))
     order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
-    return OutputLines(condition, _json_line(stream, _project(statement.project.columns, scope)),
-                       order)
+    columns = _project(statement.project.columns, scope)
+    stage_time = F.col(C.SYSTEM_TIMESTAMP) if is_stage(statement.write.output) else None
+    return OutputLines(condition, _json_line(stream, columns, stage_time), order,
+                       fields=_line_types(stream, columns))
 
 
-def _json_line(stream: DataFrame, columns: list[Column]) -> Column:
-    """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them."""
-    return _json_from(columns, _line_types(stream, columns))
+def _json_line(stream: DataFrame, columns: list[Column], stage_time: Column | None = None
+               ) -> Column:
+    """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them (a
+    stage's row: as Spark reads them back, with its System.Timestamp, `stage_time`)."""
+    return _json_from(columns, _line_types(stream, columns), stage_time)
 
 
 def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]:
     return stream.select(*columns).schema.fields
 
 
-def _json_from(columns: list[Column], types: list[T.StructField]) -> Column:
+def _json_from(columns: list[Column], types: list[T.StructField],
+               stage_time: Column | None = None) -> Column:
+    if stage_time is not None:
+        return stage_line([c.alias(f.name) for c, f in zip(columns, types)], stage_time)
     values = []
     for column, f in zip(columns, types):
         if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):

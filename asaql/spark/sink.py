@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name
 from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS, OutputLines
+from asaql.spark.sources import STAGE_WATERMARK
 
 
 @dataclass
@@ -74,6 +75,38 @@ class LineSink:
                 self.target.writelines(line + "\n" for line in lines)
                 self.target.flush()
         return len(lines)
+
+
+class StageSink:
+    """A stage's rows (asaql/analysis/stages.py): one JSON-lines file per micro-batch of the
+    producing query, in a folder the consuming query reads as its input. The file ends with
+    the producer's output watermark (`{"asaql_wm": µs}`), and appears whole (written aside,
+    then renamed), so the consumer sees every micro-batch's rows with their watermark."""
+
+    collects = True
+
+    def __init__(self, folder: str, fresh: bool):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.Lock()
+        self.pending: list[str] = []
+
+    def write_rows(self, rows) -> int:
+        with self.lock:
+            self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=_order))
+        return 0  # a stage is not an output of the query
+
+    def finish(self, batch_id: int, watermark: int | None) -> None:
+        with self.lock:
+            lines, self.pending = self.pending, []
+            if watermark is None and not lines:
+                return
+            if watermark is not None:
+                lines.append(json.dumps({STAGE_WATERMARK: int(watermark)}))
+            target = self.folder / f"part-{batch_id:08d}.jsonl"
+            temporary = self.folder / f".part-{batch_id:08d}.tmp"
+            temporary.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            temporary.rename(target)
 
 
 def _order(row) -> tuple:
@@ -137,6 +170,9 @@ class BatchWriter:
                     or (self.count_input and observation.get.get("malformed")):
                 written += self._collect(observed)
             self._add(observation.get, written)
+            for _, sink in self.outputs:
+                if isinstance(sink, StageSink):
+                    sink.finish(batch_id, observation.get.get("out_wm"))
         finally:
             if cached:
                 observed.unpersist()
@@ -229,4 +265,5 @@ def _counters(stateful: bool) -> tuple:
     names = ("input", "early", "late", "ooo", "dropped", "state")
     return (*[F.sum(F.coalesce(F.col(column), F.lit(0))).alias(name)
               for column, name in zip(C.COUNT_COLUMNS, names)],
-            F.max(C.COUNT_COLUMNS[-1]).alias("clock"), malformed, failed)
+            F.max(C.COUNT_COLUMNS[-1]).alias("clock"), F.min(C.OUT_WATERMARK).alias("out_wm"),
+            malformed, failed)

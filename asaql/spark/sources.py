@@ -8,7 +8,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import QueryAnalysisError
-from asaql.plan.nodes import AssignArrivalTime, PlanNode
+from asaql.plan.nodes import ApplyEventOrdering, AssignArrivalTime, PlanNode, ReadStage
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
@@ -19,9 +19,26 @@ from asaql.spark.expressions import Scope, lower_expr
 # (an out-of-order tolerance longer than any input), only by the watermark floor.
 ARRIVAL_POLICY = PolicySettings(late_us=0, ooo_us=2**62, early_us=None, drop=False)
 
+# A stage's rows (asaql/analysis/stages.py) as JSON lines: the columns, System.Timestamp in µs,
+# and a last line with the producer's watermark; datetimes keep their microseconds.
+STAGE_TIMESTAMP = "asaql_ts"
+STAGE_WATERMARK = "asaql_wm"
+STAGE_JSON = {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX", "ignoreNullFields": "false"}
+
+
+def stage_schema(columns: T.StructType) -> T.StructType:
+    """A stage file's records: its columns, then System.Timestamp and the watermark line's."""
+    return T.StructType([*columns.fields, T.StructField(STAGE_TIMESTAMP, T.LongType()),
+                         T.StructField(STAGE_WATERMARK, T.LongType())])
+
+
+def stage_line(columns: list[Column], timestamp: Column) -> Column:
+    return F.to_json(F.struct(*columns, F.unix_micros(timestamp).alias(STAGE_TIMESTAMP)),
+                     STAGE_JSON)
+
 
 def policy_settings(source: PlanNode) -> PolicySettings:
-    if isinstance(source, AssignArrivalTime):
+    if not isinstance(source, ApplyEventOrdering):  # no TIMESTAMP BY, or a stage
         return ARRIVAL_POLICY
     policy: EventOrderingPolicy = source.policy
     return PolicySettings(policy.late_us, policy.ooo_us, policy.early_us, policy.action == "drop")
@@ -34,7 +51,19 @@ def record_json(schema: T.StructType) -> Column:
 
 def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
     """Adds EVENT_TIME (the TIMESTAMP BY value, or the arrival time) and KEY (the policy key as
-    text); an unusable time makes the row malformed."""
+    text); an unusable time makes the row malformed. A stage's rows have their time; its
+    watermark lines become control records."""
+    if isinstance(source, ReadStage):
+        time = F.timestamp_micros(F.col(STAGE_TIMESTAMP))
+        mark = F.when(F.col(STAGE_WATERMARK).isNotNull(), F.concat(
+            F.lit(C.CONTROL_WATERMARK + ":"), F.col(STAGE_WATERMARK).cast("string")))
+        kept = [c for c in events.columns
+                if c not in (C.ARRIVAL, C.CONTROL, STAGE_TIMESTAMP, STAGE_WATERMARK)]
+        return events.select(*[F.col(f"`{c}`") for c in kept],
+                             F.coalesce(time, F.col(C.ARRIVAL)).alias(C.ARRIVAL),
+                             F.coalesce(F.col(C.CONTROL), mark).alias(C.CONTROL),
+                             F.coalesce(time, F.col(C.ARRIVAL)).alias(C.EVENT_TIME),
+                             F.lit("0").alias(C.KEY))
     if isinstance(source, AssignArrivalTime):
         return events.select("*", F.col(C.ARRIVAL).alias(C.EVENT_TIME),
                              F.col(C.PARTITION).cast("string").alias(C.KEY))

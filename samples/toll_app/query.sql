@@ -1,5 +1,5 @@
 -- ASA's toll app: the entry and exit streams of toll booths joined with DATEDIFF, and a
--- reference table of registrations. Three outputs read one step.
+-- reference table of registrations. Four outputs read one step.
 WITH Trips AS (
     SELECT e.TollId, e.EntryTime, x.ExitTime, e.LicensePlate,
            DATEDIFF(minute, e.EntryTime, x.ExitTime) AS DurationInMinutes
@@ -13,6 +13,14 @@ WITH Trips AS (
 SELECT TollId, LicensePlate, EntryTime, ExitTime, DurationInMinutes, System.Timestamp() AS ExitedAt
 INTO trips
 FROM Trips
+
+-- Trips per booth in 5-minute windows, with their average duration: windows over the join
+-- (a second stateful step, reading the join's rows as a stage).
+SELECT TollId, COUNT(*) AS Trips, AVG(DurationInMinutes) AS AvgMinutes,
+       System.Timestamp() AS WindowEnd
+INTO perBooth
+FROM Trips
+GROUP BY TollId, TumblingWindow(minute, 5)
 
 -- Cars with an expired registration, as they leave.
 SELECT t.TollId, t.LicensePlate, r.RegistrationId, t.ExitTime

@@ -106,8 +106,6 @@ def test_partition_and_substream_rules(text, message):
 
 @pytest.mark.parametrize("text", [
     HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C c ON DATEDIFF(s, a, c) BETWEEN 0 AND 5",
-    "SELECT COUNT(*) AS n FROM A a JOIN B b ON DATEDIFF(s, a, b) BETWEEN 0 AND 5 "
-    "GROUP BY TumblingWindow(s, 5)",
     "SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5",
     "WITH s AS (SELECT x FROM A) SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
