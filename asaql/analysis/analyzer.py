@@ -19,7 +19,9 @@ from asaql.analysis.stages import split_aggregation, stage_name
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
 )
-from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
+from asaql.errors import (
+    InternalError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError,
+)
 from asaql.syntax import ast
 
 DEFAULT_OUTPUT = "output"
@@ -116,9 +118,17 @@ def _cut_stages(statements: list[BoundStatement]) -> tuple[BoundStatement, ...]:
 
 
 def _check_stage_scope(statement: BoundStatement, span) -> None:
-    if statement.over or statement.partition_by_partition_id:
-        _unsupported("a GROUP BY over analytic functions, a JOIN of two streams or another "
-                     "aggregation, with PARTITION BY PartitionId or substreams,", span)
+    """A stage carries one watermark, the minimum over its writer's partitions: a writer with
+    PARTITION BY PartitionId can give it (asaql/runtime/step.py); substreams, whose keys are
+    not known in advance, and partitioned JOINs cannot yet."""
+    if statement.over:
+        _unsupported("a step with substreams (TIMESTAMP BY … OVER) that another stateful step "
+                     "reads (GROUP BY, JOIN or analytic functions over it, or a GROUP BY over "
+                     "its analytic functions or JOIN)", span)
+    if statement.partition_by_partition_id and any(isinstance(j, StreamJoin)
+                                                   for j in statement.laterals):
+        _unsupported("a JOIN of partitioned streams that another stateful step reads (GROUP BY "
+                     "over it, or a JOIN or analytic functions over its step)", span)
 
 
 def _union_members(s: ast.SelectStatement) -> list[ast.SelectStatement]:
@@ -187,16 +197,20 @@ def _bind_select(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundS
     step = context.steps.get(s.source.name.key)
     if step is None:
         return (_bind_statement(s, context),)
-    if _needs_stage(s, step):
+    if _needs_stage(s, step, context):
         return (_bind_over_step(s, _stage_view(s.source.name, step, context), context),)
     return tuple(_bind_over_step(s, branch, context) for branch in step)
 
 
-def _needs_stage(s: ast.SelectStatement, step: tuple[BoundStatement, ...]) -> bool:
-    """Whether composing `s` with the step would put two stateful operators in a row: GROUP
-    BY, JOIN or analytic functions over a step that aggregates; analytic functions over a step
-    that has analytic functions, joins or applies. (A GROUP BY over a step with analytic
+def _needs_stage(s: ast.SelectStatement, step: tuple[BoundStatement, ...],
+                 context: "_QueryContext") -> bool:
+    """Whether composing `s` with the step would put two stateful operators in a row: a JOIN
+    of the step with a stream; GROUP BY, JOIN or analytic functions over a step that
+    aggregates; analytic functions over a step that has analytic functions, joins or applies. (A GROUP BY over a step with analytic
     functions or a JOIN of two streams is composed, then cut: `_cut_stages`.)"""
+    if any(isinstance(j, ast.Join) and j.source.name.key not in context.references
+           for j in s.joins):
+        return True  # a JOIN of two streams reads each side's watermark: the step's is the stage's
     analytic = any(is_analytic(n) for n in _ast_walk((s.where, *[i.expr for i in s.items])))
     for branch in step:
         if branch.aggregation is not None and (s.group_by is not None or s.joins or analytic):
@@ -277,9 +291,13 @@ def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext,
                 f"a JOIN of two streams needs DATEDIFF in ON to bound how far apart the events "
                 f"may be; if '{source.name.name}' is reference data, run with --reference "
                 f"{source.name.name}=PATH", join.span)
-        if source.name.key in context.steps:
-            _unsupported("JOINs with a step", join.span)
-        return _bind_stream_join(join, binder, first)
+        step = context.steps.get(source.name.key)
+        if step is not None and source.timestamp_by is not None:
+            raise InvalidQueryError(
+                f"TIMESTAMP BY applies to inputs; '{source.name.name}' is a step whose rows "
+                "already have their System.Timestamp", source.timestamp_by.span)
+        stage = _stage_view(source.name, step, context) if step is not None else None
+        return _bind_stream_join(join, binder, first, stage)
     if source.timestamp_by is not None or source.partition_by is not None:
         raise InvalidQueryError(f"'{source.name.name}' is reference data: it has no "
                                 "TIMESTAMP BY or PARTITION BY", source.span)
@@ -293,10 +311,12 @@ def _bind_join(join: ast.Join, binder: "_Binder", context: _QueryContext,
     return ReferenceJoin(alias, source.name.name, join.kind == "LEFT", keys, residual)
 
 
-def _bind_stream_join(join: ast.Join, binder: "_Binder", first: bool) -> StreamJoin:
+def _bind_stream_join(join: ast.Join, binder: "_Binder", first: bool,
+                      stage: BoundStatement | None = None) -> StreamJoin:
+    """`stage`: the right side is a WITH step, read as a stage (its columns by name)."""
     source = join.source
-    if binder.step is not None:
-        _unsupported("JOINs of a step with a stream", join.span)
+    if binder.step is not None and not binder.step.stage_input:
+        raise InternalError("a step joined with a stream is read as a stage")
     if not first:
         _unsupported("a JOIN of two streams after another JOIN or APPLY in the same SELECT "
                      "(three-way joins)", join.span)
@@ -321,6 +341,10 @@ def _bind_stream_join(join: ast.Join, binder: "_Binder", first: bool) -> StreamJ
         condition = _and(condition, binder.bind(conjunct, allow_system_timestamp=False,
                                                 what="ON"))
     keys, residual = split_condition(condition, alias) if condition is not None else ((), None)
+    if stage is not None:
+        return StreamJoin(alias, stage.input_name, join.kind == "LEFT", None, (),
+                          _partitioned(source), keys, bound.lower_us, bound.upper_us, residual,
+                          stage_input=True)
     return StreamJoin(alias, source.name.name, join.kind == "LEFT", timestamp_by, over,
                       _partitioned(source), keys, bound.lower_us, bound.upper_us, residual)
 

@@ -36,6 +36,8 @@ class StreamJoin:
     lower_us: int
     upper_us: int
     residual: object | None
+    # `input_name` is a stage: a WITH step's rows, with their System.Timestamp and watermark
+    stage_input: bool = False
 
 
 @dataclass(frozen=True, slots=True)

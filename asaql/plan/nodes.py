@@ -185,6 +185,11 @@ class WriteOutput(PlanNode):
         return (self.input,)
 
 
+def source_alias(source: PlanNode) -> str:
+    """The input (or stage) a timestamped source reads."""
+    return source.alias if isinstance(source, ReadStage) else source.input.alias
+
+
 def stream_join_below(node: PlanNode) -> "JoinStreams | None":
     """The JoinStreams node of a statement's plan, if it has one."""
     while node.children:

@@ -29,8 +29,9 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
         node = EvaluateAnalytics(input=node, calls=calls, watermark=watermark_scope(source))
     for lateral in s.laterals:
         if isinstance(lateral, StreamJoin):
-            right = _timestamped(lateral.input_name, lateral.timestamp_by, lateral.over,
-                                 lateral.partition_by_partition_id, policy)
+            right = ReadStage(alias=lateral.input_name) if lateral.stage_input else \
+                _timestamped(lateral.input_name, lateral.timestamp_by, lateral.over,
+                             lateral.partition_by_partition_id, policy)
             node = JoinStreams(input=node, right=right, join=lateral,
                                watermark=watermark_scope(source))
         elif isinstance(lateral, ApplyElements):

@@ -42,6 +42,11 @@ class JoinSpec:
     upper_us: int
     event_columns: tuple[str, ...]  # passed on with each left event
     output_columns: tuple[str, ...]
+    # Per side: whether it is a stage (no policy; its watermark is the one its producer wrote)
+    upstream: tuple[bool, bool] = (False, False)
+    # Per side: whether its events count as the run's input (a stage's do not, nor those of
+    # an input another query counts)
+    counted: tuple[bool, bool] = (True, True)
 
 
 @dataclass
@@ -72,19 +77,18 @@ class JoinStep:
         for side in SIDES:
             rows = batch[batch[C.SIDE].to_numpy() == side]
             control = rows[C.CONTROL]
-            if (control == C.CONTROL_END).any():
+            if s.sides[side].read_controls(control):
                 s.ended[side] = True
-            for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
-                s.sides[side].advance_clock(int(tick.split(":")[1]))
             data = rows[control.isna().to_numpy()]
             malformed = data[C.ERROR].notna().to_numpy()
-            if malformed.any():
+            if malformed.any() and self.spec.counted[side]:
                 bad = data.loc[malformed, [C.FILE, C.LINE, C.ERROR, C.RAW]].reset_index(drop=True)
                 bad[C.ROW_KIND] = C.EVENT
                 yield self._output(bad)
             good = arrival_order(data[~malformed])
             flags = self._accept(s, side, good)
-            all_flags.append(flags)
+            if self.spec.counted[side]:
+                all_flags.append(flags)
 
         marks = [self._watermarks(s, side) for side in SIDES]
         closing = [self._closing(s, side, marks[side]) for side in SIDES]
@@ -95,7 +99,7 @@ class JoinStep:
         for side in SIDES:
             s.sides[side].emitted = marks[side]
         state.update((s.dump(),))
-        yield self._output(self._counts(np.concatenate(all_flags), s,
+        yield self._output(self._counts(np.concatenate([*all_flags, np.zeros(0, np.int64)]), s,
                                         self._out_watermark(s, closing)))
 
     # ------------------------------------------------------------------ policy
@@ -107,11 +111,7 @@ class JoinStep:
         stamps, flags, st.largest = apply_policy(
             keys, to_micros(good[C.EVENT_TIME]), arrival, st.largest, self._floor(st, keys),
             self.spec.policies[side])
-        if len(arrival):
-            st.advance_clock(int(arrival.max()))
-            for key, value in pd.Series(arrival).groupby(keys).max().items():
-                previous = st.clocks.get(key, (NONE, NONE))[0]
-                st.clocks[key] = (max(previous, int(value)), st.clock)
+        st.note_arrivals(keys, arrival)
         accepted = stamps != NONE
         if accepted.any():
             if side == 0:
@@ -139,6 +139,8 @@ class JoinStep:
         """key → the side's watermark ('*': the minimum over its partitions when combined). With
         partitions or substreams, a key the side has not seen (but the other has) is idle."""
         st = s.sides[side]
+        if self.spec.upstream[side]:  # a stage: its producer's watermark
+            return {"*": st.upstream}
         if self.spec.scope == "combined":
             unseen = {p: first for p, first in self.spec.partitions[side] if p not in st.largest}
         else:

@@ -76,6 +76,9 @@ class StepSpec:
     # The input is a stage: no policy applies, and the watermark is the one its producer wrote
     # with its rows (control records "watermark:<µs>").
     upstream: bool = False
+    # The step writes a stage: it reports its output watermark, the minimum over every
+    # partition (one bucket holds them all, as when partitions are combined).
+    writes_stage: bool = False
 
     @property
     def ordered(self) -> bool:
@@ -109,6 +112,24 @@ class BucketState:
 
     def advance_clock(self, arrival_us: int) -> None:
         self.clock = arrival_us if self.clock is None else max(self.clock, arrival_us)
+
+    def read_controls(self, control: pd.Series) -> bool:
+        """Applies a micro-batch's control records (ticks advance the clock; a stage's
+        watermark lines raise `upstream`); → whether the input has ended."""
+        for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
+            self.advance_clock(int(tick.split(":")[1]))
+        for mark in control[control.str.startswith(C.CONTROL_WATERMARK, na=False)]:
+            self.upstream = max(self.upstream, int(mark.split(":")[1]))
+        return bool((control == C.CONTROL_END).any())
+
+    def note_arrivals(self, keys: np.ndarray, arrival: np.ndarray) -> None:
+        """The clock, and each key's last arrival with the clock then (idle estimates)."""
+        if not len(arrival):
+            return
+        self.advance_clock(int(arrival.max()))
+        for key, value in pd.Series(arrival).groupby(keys).max().items():
+            previous = self.clocks.get(key, (NONE, NONE))[0]
+            self.clocks[key] = (max(previous, int(value)), self.clock)
 
     def per_row(self, marks: dict, keys: np.ndarray, combined: bool) -> np.ndarray:
         """Each row's value of a key → watermark map ('*' for all rows when combined)."""
@@ -160,11 +181,7 @@ class SourceStep:
         s = BucketState.load(state)
         control = batch[C.CONTROL]
         is_control = control.notna().to_numpy()
-        ended = bool((control == C.CONTROL_END).any())
-        for tick in control[control.str.startswith(C.CONTROL_TICK, na=False)]:
-            s.advance_clock(int(tick.split(":")[1]))
-        for mark in control[control.str.startswith(C.CONTROL_WATERMARK, na=False)]:
-            s.upstream = max(getattr(s, "upstream", NONE), int(mark.split(":")[1]))
+        ended = s.read_controls(control)
         data = batch[~is_control]
         malformed = data[C.ERROR].notna().to_numpy()
         good = arrival_order(data[~malformed])
@@ -173,12 +190,7 @@ class SourceStep:
         stamps, flags, s.largest = apply_policy(
             keys, to_micros(good[C.EVENT_TIME]), arrival, s.largest, self._floor(s, keys),
             spec.policy)
-        if len(arrival):
-            s.advance_clock(int(arrival.max()))
-            last = pd.Series(arrival).groupby(keys).max()
-            for key, value in last.items():
-                previous = s.clocks.get(key, (NONE, NONE))[0]
-                s.clocks[key] = (max(previous, int(value)), s.clock)
+        s.note_arrivals(keys, arrival)
         accepted = stamps != NONE
 
         if spec.event_columns and accepted.any():
@@ -218,7 +230,8 @@ class SourceStep:
             # continues just after the last window emitted.
             s.emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
-            out_watermark = closing.get("*")
+            out_watermark = closing.get("*") if spec.scope == "combined" else \
+                min(closing.values(), default=NONE) if spec.writes_stage else None
         else:
             out_watermark = None
         state.update((s.dump(),))
@@ -237,9 +250,9 @@ class SourceStep:
         """key → watermark now; '*' → the combined watermark: the minimum over the input's
         partitions, one without events so far counting as idle."""
         unseen = {p: first for p, first in self.spec.partitions if p not in s.largest} \
-            if self.spec.scope == "combined" else {}
+            if self.spec.scope == "combined" or self.spec.writes_stage else {}
         if self.spec.upstream:  # a stage: its producer's watermark
-            return {"*": getattr(s, "upstream", NONE)}
+            return {"*": s.upstream}
         marks = key_watermarks(s.largest, s.clocks, s.clock, self.spec.policy, unseen)
         if self.spec.scope == "combined":
             marks["*"] = min(marks.values(), default=NONE)

@@ -15,7 +15,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from asaql.analysis.stages import is_stage
-from asaql.plan.nodes import ReadStage
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
 from asaql.spark.joins import JoinGroup
@@ -58,12 +57,13 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             for wave in _waves(list(enumerate(group_by_source(compiled.plan)))):
                 started = []
                 for index, group in wave:
-                    # The first group reading an input counts its events and malformed records.
+                    # The first group reading an input counts its events and malformed
+                    # records (a stage's rows are not input).
                     inputs = _inputs_of(group)
-                    count_input = not counted & set(inputs) and not any(map(is_stage, inputs))
+                    counting = tuple(a not in counted and not is_stage(a) for a in inputs)
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
-                                           count_input=count_input)
+                                           counting)
                     counted.update(inputs)
                     started.append(query)
                     tickers.extend(ticker)
@@ -87,16 +87,18 @@ def _waves(groups: list) -> list[list]:
               if is_stage(write.output)}
     depth: dict[int, int] = {}
 
-    def depth_of(index: int, group) -> int:
+    by_index = dict(groups)
+
+    def depth_of(index: int) -> int:
         if index not in depth:
-            source = getattr(group, "source", None)
-            depth[index] = 0 if not isinstance(source, ReadStage) else \
-                1 + depth_of(writer[source.alias], dict(groups)[writer[source.alias]])
+            depth[index] = max((1 + depth_of(writer[alias])
+                                for alias in _inputs_of(by_index[index]) if is_stage(alias)),
+                               default=0)
         return depth[index]
 
     waves: dict[int, list] = {}
     for index, group in groups:
-        waves.setdefault(depth_of(index, group), []).append((index, group))
+        waves.setdefault(depth_of(index), []).append((index, group))
     return [waves[d] for d in sorted(waves)]
 
 
@@ -108,7 +110,7 @@ def _inputs_of(group) -> tuple[str, ...]:
 
 def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
-           count_input: bool):
+           counting: tuple[bool, ...]):
     """Starts the group's streaming query; → (the query, its --follow tickers)."""
     folder = os.path.join(checkpoint, f"source-{index}")
     paths, controls = [], []
@@ -121,24 +123,25 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         paths.append(path)
         controls.append(control)
     if isinstance(group, JoinGroup):
-        partitions = tuple(discover_partitions(spark, path) if group.scope == "combined" else ()
-                           for path in paths)
+        partitions = tuple(discover_partitions(spark, path)
+                           if group.scope == "combined" and not is_stage(alias) else ()
+                           for path, alias in zip(paths, _inputs_of(group)))
         lowered = lower_join_group(
             spark, group, tuple(paths),
             (schemas[group.input_alias], schemas[group.right_alias]),
             tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
-            references)
+            references, counting)
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = discover_partitions(spark, path) if group.scope == "combined" \
-            and group.ordered and not is_stage(alias) else ()
+        partitions = discover_partitions(spark, path) if group.ordered and not is_stage(alias) \
+            and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references)
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
-                         counts, errors, stateful=group.stateful, count_input=count_input)
+                         counts, errors, stateful=group.stateful, count_input=any(counting))
     query = (lowered.stream.writeStream.foreachBatch(writer)
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))

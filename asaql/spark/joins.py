@@ -15,13 +15,12 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.plan.nodes import JoinStreams, WriteOutput
+from asaql.plan.nodes import JoinStreams, ReadStage, WriteOutput, source_alias
 from asaql.runtime import columns as C
 from asaql.runtime.join import JoinSpec, JoinStep
 from asaql.spark.expressions import Scope, lower_expr
-from asaql.spark.io import read_events
 from asaql.spark.reference import key_text
-from asaql.spark.sources import policy_settings, record_json, stamp_events
+from asaql.spark.sources import policy_settings, read_source, record_json, stamp_events
 
 
 @dataclass
@@ -33,11 +32,11 @@ class JoinGroup:
 
     @property
     def input_alias(self) -> str:
-        return self.node.input.input.alias
+        return source_alias(self.node.input)
 
     @property
     def right_alias(self) -> str:
-        return self.node.right.input.alias
+        return source_alias(self.node.right)
 
     @property
     def scope(self) -> str:
@@ -61,23 +60,24 @@ def partners_type(right_schema: T.StructType) -> T.ArrayType:
 def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                 schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
                 max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
-                buckets: int) -> tuple[DataFrame, dict]:
+                buckets: int, counted: tuple[bool, bool] = (True, True)) -> tuple[DataFrame, dict]:
     """→ (the step's output stream: left events with their partners as JSON, malformed records,
-    counts; the right alias → (the partners parsed, the right input's schema))."""
+    counts; the right alias → (the partners parsed, the right input's schema)). `counted`: whose
+    events the step counts as input (not a stage's, nor an input another query counts)."""
     join = group.node.join
     left_schema, right_schema = schemas
     sides = []
     for path, schema, control, source in zip(paths, schemas, controls,
                                              (group.node.input, group.node.right)):
-        events = read_events(spark, path, schema, control, max_files_per_trigger)
+        events = read_source(spark, source, path, schema, control, max_files_per_trigger)
         scope = Scope(schema, frame=events)
-        sides.append((events, scope, stamp_events(events, source, scope)))
-    (left_events, left_scope, left), (right_events, right_scope, right) = sides
+        sides.append((scope, stamp_events(events, source, scope)))
+    (left_scope, left), (right_scope, right) = sides
     # The right input's fields are read as the join's alias (ON's keys name them so).
     right_scope.aliases = {join.alias: F.struct(*[F.col(f"`{f.name}`")
                                                   for f in right_schema.fields])}
     right_scope.alias_schemas = {join.alias: right_schema}
-    payload = [c for c in left_events.columns if c not in C.INTERNAL]
+    payload = [c for c in left.columns if c not in C.INTERNAL]
     renames = {name: f"asaql__p{i}" for i, name in enumerate(payload)}
     internal = (C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY,
                 C.CONTROL)
@@ -101,10 +101,13 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
         .alias(C.BUCKET))
     event_columns = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY)
     out_schema = _join_schema(step_input, event_columns)
-    spec = JoinSpec(policies=(policy_settings(group.node.input), policy_settings(group.node.right)),
+    sources = (group.node.input, group.node.right)
+    spec = JoinSpec(policies=tuple(policy_settings(source) for source in sources),
                     scope=group.scope, partitions=partitions, lower_us=join.lower_us,
                     upper_us=join.upper_us, event_columns=event_columns,
-                    output_columns=tuple(out_schema.fieldNames()))
+                    output_columns=tuple(out_schema.fieldNames()),
+                    upstream=tuple(isinstance(source, ReadStage) for source in sources),
+                    counted=counted)
     stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
         JoinStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],

@@ -20,17 +20,16 @@ from asaql.analysis.stages import is_stage
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, PlanNode, Project, ReadStage, WriteOutput, analytics_below,
-    stream_join_below, timestamped_source,
+    source_alias, stream_join_below, timestamped_source,
 )
 from asaql.plan.planner import watermark_scope
 from asaql.runtime import columns as C
 from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.analytics import lower_analytics
 from asaql.spark.expressions import Scope, first_failure, lower_expr
-from asaql.spark.io import read_events
 from asaql.spark.joins import JoinGroup, join_stream
 from asaql.spark.sources import (
-    STAGE_JSON, policy_settings, record_json, stage_line, stage_schema, stamp_events,
+    policy_settings, read_source, record_json, stage_line, stamp_events,
 )
 from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
@@ -48,9 +47,7 @@ class SourceGroup:
 
     @property
     def input_alias(self) -> str:
-        if isinstance(self.source, ReadStage):
-            return self.source.alias
-        return self.source.input.alias
+        return source_alias(self.source)
 
     @property
     def windowed(self) -> list[WriteOutput]:
@@ -67,6 +64,10 @@ class SourceGroup:
     def ordered(self) -> bool:
         """Whether anything waits for the watermark (windows, held events)."""
         return bool(self.windowed or self.held)
+
+    @property
+    def writes_stage(self) -> bool:
+        return any(is_stage(w.output) for w in self.writes)
 
     @property
     def stateful(self) -> bool:
@@ -102,10 +103,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 buckets: int, references: dict | None = None) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case)."""
     references = references or {}
-    if isinstance(group.source, ReadStage):  # rows of a stage, with their time and watermark
-        events = read_events(spark, path, stage_schema(schema), control, None, STAGE_JSON)
-    else:
-        events = read_events(spark, path, schema, control, max_files_per_trigger)
+    events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
     scope = Scope(schema, frame=events)
     scope.references = references
     if not group.stateful:
@@ -128,7 +126,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     # Payload fields travel under positional names: the pandas path renames names starting with
     # '_' (a field such as `_id`) and would break them.
     renames = {name: f"asaql__p{i}" for i, name in enumerate(payload)}
-    combined = group.scope == "combined" and group.ordered
+    # One bucket when a watermark is a minimum over all partitions (combined, or a stage's)
+    combined = (group.scope == "combined" or group.writes_stage) and group.ordered
     bucket = F.lit(0) if combined else F.pmod(F.hash(F.col(C.KEY)), F.lit(buckets))
     every_bucket = F.sequence(F.lit(0), F.lit(0 if combined else buckets - 1))
     step_input = stamped.select(
@@ -149,7 +148,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         event_columns=event_columns, statements=tuple(s.spec for s in windowed),
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
-        upstream=isinstance(source, ReadStage))
+        upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
     stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
         SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
@@ -182,11 +181,12 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
 def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                      schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
                      max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
-                     buckets: int, references: dict | None = None) -> LoweredGroup:
+                     buckets: int, references: dict | None = None,
+                     counted: tuple[bool, bool] = (True, True)) -> LoweredGroup:
     """A JOIN of two streams: one step over both inputs (asaql/spark/joins.py), then each
     statement's lines from the left events and their partners."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
-                                   max_files_per_trigger, partitions, buckets)
+                                   max_files_per_trigger, partitions, buckets, counted)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
                                                  partners=partners)) for w in group.writes])
 

@@ -4,6 +4,7 @@ and the counters of the run summary. All of it runs in the driver, once per micr
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,6 +91,7 @@ class StageSink:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
         self.pending: list[str] = []
+        self.last_mtime_ns = 0
 
     def write_rows(self, rows) -> int:
         with self.lock:
@@ -106,6 +108,10 @@ class StageSink:
             target = self.folder / f"part-{batch_id:08d}.jsonl"
             temporary = self.folder / f".part-{batch_id:08d}.tmp"
             temporary.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            # The reader admits files in modification-time order (ms): strictly increasing
+            # times keep the writer's micro-batches in order, whatever the reader's batching.
+            self.last_mtime_ns = max(time.time_ns(), self.last_mtime_ns + 1_000_000)
+            os.utime(temporary, ns=(self.last_mtime_ns, self.last_mtime_ns))
             temporary.rename(target)
 
 

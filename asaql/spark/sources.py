@@ -3,7 +3,7 @@ BY, or the arrival time), the policy key, and the policy's settings."""
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -13,6 +13,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
 from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.io import read_events
 
 # Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
 # with windows the step still needs a clock: the arrival time, never adjusted by the policy
@@ -30,6 +31,16 @@ def stage_schema(columns: T.StructType) -> T.StructType:
     """A stage file's records: its columns, then System.Timestamp and the watermark line's."""
     return T.StructType([*columns.fields, T.StructField(STAGE_TIMESTAMP, T.LongType()),
                          T.StructField(STAGE_WATERMARK, T.LongType())])
+
+
+def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
+                control: str, max_files_per_trigger: int | None) -> DataFrame:
+    """The events of an input, or the rows of a stage (with their time and watermark lines:
+    each file is one micro-batch of its writer)."""
+    if isinstance(source, ReadStage):
+        return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
+                           STAGE_JSON)
+    return read_events(spark, path, schema, control, max_files_per_trigger)
 
 
 def stage_line(columns: list[Column], timestamp: Column) -> Column:

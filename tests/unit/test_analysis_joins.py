@@ -7,7 +7,7 @@ from asaql.analysis.joins import StreamJoin
 from asaql.compiler import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.plan.explain import explain_plan
-from asaql.plan.nodes import ApplyEventOrdering, JoinStreams
+from asaql.plan.nodes import ApplyEventOrdering, JoinStreams, ReadStage
 
 S = 1_000_000
 HEAD = "SELECT a.x, b.y FROM A a TIMESTAMP BY t JOIN B b TIMESTAMP BY u ON "
@@ -108,7 +108,43 @@ def test_partition_and_substream_rules(text, message):
     HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C c ON DATEDIFF(s, a, c) BETWEEN 0 AND 5",
     "SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5",
-    "WITH s AS (SELECT x FROM A) SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
+    "WITH s AS (SELECT x FROM A TIMESTAMP BY t OVER x) "
+    "SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
 ])
 def test_what_joins_do_not_support_yet_says_so(text):
     assert "not supported yet" in str(error(text, UnsupportedFeatureError))
+
+
+@pytest.mark.parametrize("text, left, right", [
+    # a step on the left, an input on the right
+    ("WITH s AS (SELECT x FROM A TIMESTAMP BY t WHERE x > 1) "
+     "SELECT s.x FROM s JOIN B b TIMESTAMP BY u ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
+     ReadStage, ApplyEventOrdering),
+    # an input on the left, a step that aggregates on the right (ASA's "last event in window")
+    ("WITH w AS (SELECT MAX(t) AS m FROM A TIMESTAMP BY t GROUP BY TumblingWindow(minute, 10)) "
+     "SELECT A.x FROM A TIMESTAMP BY t JOIN w ON DATEDIFF(minute, A, w) BETWEEN 0 AND 10 "
+     "AND A.t = w.m", ApplyEventOrdering, ReadStage),
+    # two steps
+    ("WITH s AS (SELECT x FROM A), w AS (SELECT x, COUNT(*) AS n FROM B "
+     "GROUP BY x, TumblingWindow(s, 5)) "
+     "SELECT s.x, w.n FROM s JOIN w ON s.x = w.x AND DATEDIFF(s, s, w) BETWEEN 0 AND 5",
+     ReadStage, ReadStage),
+])
+def test_a_step_joined_with_a_stream_is_read_as_a_stage(text, left, right):
+    compiled = compile_query(text)
+    join = next(n for w in compiled.plan.outputs for n in _nodes(w) if isinstance(n, JoinStreams))
+    assert isinstance(join.input, left) and isinstance(join.right, right)
+    assert compiled.plan.stage_names and not any(
+        name.startswith("#") for name in compiled.output_names)
+
+
+def test_a_step_in_a_join_has_no_timestamp_by():
+    e = error("WITH s AS (SELECT x FROM A) SELECT b.x FROM B b JOIN s TIMESTAMP BY t "
+              "ON DATEDIFF(s, b, s) BETWEEN 0 AND 5")
+    assert "already have their System.Timestamp" in str(e)
+
+
+def _nodes(node):
+    yield node
+    for child in node.children:
+        yield from _nodes(child)

@@ -79,12 +79,32 @@ def test_the_step_is_written_once_whoever_reads_it():
     assert [s.output for s in compiled.statements] == ["#w", "one", "two"]
 
 
-@pytest.mark.parametrize("text", [
-    "SELECT COUNT(*) AS n FROM i TIMESTAMP BY t PARTITION BY PartitionId "
-    "WHERE LAG(x) OVER (LIMIT DURATION(s, 5)) > 1 GROUP BY PartitionId, TumblingWindow(s, 10)",
-    "WITH w AS (SELECT dev, COUNT(*) AS n FROM i TIMESTAMP BY t OVER dev "
-    "GROUP BY dev, TumblingWindow(s, 1)) SELECT SUM(n) AS a FROM w GROUP BY TumblingWindow(s, 10)",
+def test_a_partitioned_step_is_a_stage_its_reader_combines():
+    # ASA's parallelization example: counts per partition, then summed over partitions
+    compiled = compile_query(
+        "WITH Step1 AS (SELECT COUNT(*) AS Count, TollBoothId, PartitionId FROM Input1 "
+        "PARTITION BY PartitionId GROUP BY TumblingWindow(minute, 3), TollBoothId, PartitionId) "
+        "SELECT SUM(Count) AS Count, TollBoothId FROM Step1 "
+        "GROUP BY TumblingWindow(minute, 3), TollBoothId")
+    producer, consumer = compiled.statements
+    assert producer.partition_by_partition_id and consumer.stage_input
+    assert compiled.plan.outputs[1].input.input.watermark == "combined"
+    # analytic functions per partition, then windows over them
+    first, second = statements(
+        "SELECT PartitionId, COUNT(*) AS n FROM i TIMESTAMP BY t PARTITION BY PartitionId "
+        "WHERE LAG(x) OVER (LIMIT DURATION(s, 5)) > 1 GROUP BY PartitionId, TumblingWindow(s, 10)")
+    assert first.partition_by_partition_id and second.stage_input
+
+
+@pytest.mark.parametrize("text, message", [
+    ("WITH w AS (SELECT dev, COUNT(*) AS n FROM i TIMESTAMP BY t OVER dev "
+     "GROUP BY dev, TumblingWindow(s, 1)) SELECT SUM(n) AS a FROM w GROUP BY TumblingWindow(s, 10)",
+     "a step with substreams"),
+    ("SELECT a.PartitionId, COUNT(*) AS n FROM A a PARTITION BY PartitionId JOIN B b "
+     "PARTITION BY PartitionId ON a.PartitionId = b.PartitionId AND DATEDIFF(s, a, b) "
+     "BETWEEN 0 AND 5 GROUP BY a.PartitionId, TumblingWindow(s, 10)",
+     "a JOIN of partitioned streams"),
 ])
-def test_stages_need_partitions_combined_so_far(text):
-    with pytest.raises(UnsupportedFeatureError, match="PARTITION BY PartitionId or substreams"):
+def test_what_stages_do_not_support_yet_says_so(text, message):
+    with pytest.raises(UnsupportedFeatureError, match=message):
         compile_query(text)
