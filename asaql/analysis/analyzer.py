@@ -15,7 +15,7 @@ from asaql.analysis.bound import (
 )
 from asaql.analysis.joins import StreamJoin, split_time_bound
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
-from asaql.analysis.stages import split_aggregation, stage_name
+from asaql.analysis.stages import split_aggregation, split_analytics, stage_name
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
 )
@@ -37,9 +37,11 @@ class OutputColumn:
 @dataclass(frozen=True, slots=True)
 class AllFields:
     """`*` or `alias.*`: every field of the input record, in input order; with `alias`, every
-    field of that joined reference data row."""
+    field of that joined reference data row. `hidden`: fields asaql added to a stage's rows,
+    which `*` leaves out."""
 
     alias: str | None = None
+    hidden: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +98,35 @@ def analyze(query: ast.Query, references=frozenset()) -> tuple[BoundStatement, .
 
 
 def _cut_stages(statements: list[BoundStatement]) -> tuple[BoundStatement, ...]:
-    """A GROUP BY whose input needs a stateful step of its own (analytic functions, a JOIN of
-    two streams) becomes two statements joined by a stage (asaql/analysis/stages.py)."""
+    """Where a statement needs two stateful steps in a row, it becomes two statements joined
+    by a stage (asaql/analysis/stages.py): a GROUP BY whose input has analytic functions or a
+    JOIN of two streams; analytic functions beside a JOIN of two streams (they are evaluated
+    over the left input's events, before the JOIN)."""
     out: list[BoundStatement] = []
-    counter = 0
-    for statement in statements:
+    names = iter(range(1, 1 << 30))
+    work = list(reversed(statements))
+    while work:
+        statement = work.pop()
+        joined = any(isinstance(j, StreamJoin) for j in statement.laterals)
         a = statement.aggregation
-        needs = a is not None and (
-            any(isinstance(j, StreamJoin) for j in statement.laterals)
-            or any(contains_analytic(e) for e in (statement.where, *a.group_by))
-            or any(contains_analytic(c.arg) or any(contains_analytic(k.expr) for k in c.order_by)
-                   for c in a.aggregates))
-        if not needs:
+        if a is not None and (
+                joined or any(contains_analytic(e) for e in (statement.where, *a.group_by))
+                or any(contains_analytic(c.arg) or any(contains_analytic(k.expr)
+                                                       for k in c.order_by)
+                       for c in a.aggregates)):
+            _check_stage_scope(statement, statement.span)
+            producer, consumer = split_aggregation(
+                statement, stage_name(f"{statement.output.lstrip('#')}.{next(names)}"))
+            work.extend((consumer, producer))  # the producer may need a cut of its own
+        elif joined and analytic_calls(statement):
+            if statement.over:
+                _unsupported("analytic functions beside a JOIN of inputs with substreams "
+                             "(TIMESTAMP BY … OVER)", statement.span)
+            producer, consumer = split_analytics(
+                statement, stage_name(f"{statement.output.lstrip('#')}.{next(names)}"))
+            out.extend((producer, consumer))
+        else:
             out.append(statement)
-            continue
-        _check_stage_scope(statement, statement.span)
-        counter += 1
-        name = stage_name(f"{statement.output.lstrip('#')}.{counter}")
-        out.extend(split_aggregation(statement, name))
     return tuple(out)
 
 
@@ -392,8 +405,6 @@ def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStat
         over = tuple(binder.bind(c) for c in source.timestamp_by.over)
     partitioned = _partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
-    if joined:
-        binder.analytics_over_step = "the inputs of a JOIN of two streams"
     if s.group_by is None:
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
         columns = _bind_columns(s.items, binder)

@@ -9,6 +9,9 @@ window. asaql cuts there, as ASA runs a job's steps as separate nodes:
 - a GROUP BY whose input has analytic functions or a JOIN of two streams: the first stage
   computes, per row, the grouping values and the aggregates' inputs (after JOIN and WHERE); the
   second groups them (`split_aggregation`);
+- analytic functions beside a JOIN of two streams: the first stage is the left input's events
+  with the functions' values (ASA evaluates them before JOIN), the second joins its rows
+  (`split_analytics`);
 - a SELECT over a WITH step that aggregates, or that has analytic functions, joins or APPLY, when
   the SELECT groups or has analytic functions of its own: the step's rows become a stage that
   the SELECT reads as an input (asaql/analysis/analyzer.py).
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from asaql.analysis.bound import Field, transform
+from asaql.analysis.bound import AnalyticCall, Field, transform
 
 STAGE_MARK = "#"  # stage names start with it: no input or output of a query can
 
@@ -66,6 +69,45 @@ def split_aggregation(statement, name: str):
         statement.output, name, None, (), False, None, statement.columns,
         dataclasses.replace(aggregation, window=window, group_by=group_by, aggregates=aggregates),
         stage_input=True, span=statement.span)
+    return producer, consumer
+
+
+# the columns a stage adds for analytic values (`*` of the reader leaves them out)
+ANALYTIC_COLUMN = "asaql_analytic_"
+
+
+def split_analytics(statement, name: str):
+    """A statement with a JOIN of two streams and analytic functions → (the first stage: the
+    left input's events, every field and one column per call; the second: the JOIN over that
+    stage, each call read from its column). The stage carries one watermark, so the JOIN
+    over it combines partitions."""
+    from asaql.analysis.analyzer import AllFields, BoundStatement, OutputColumn, analytic_calls
+    from asaql.analysis.joins import StreamJoin
+
+    columns = {call: f"{ANALYTIC_COLUMN}{i}" for i, call in enumerate(analytic_calls(statement))}
+    hidden = tuple(columns.values())
+    producer = BoundStatement(
+        name, statement.input_name, statement.timestamp_by, statement.over,
+        statement.partition_by_partition_id, None,
+        (AllFields(), *[OutputColumn(label, call) for call, label in columns.items()]),
+        stage_input=statement.stage_input, span=statement.span)
+
+    def read_column(node):
+        if isinstance(node, AnalyticCall) and node in columns:
+            return Field(path=(columns[node],), span=node.span)
+        return node
+
+    def over_stage(column):
+        if isinstance(column, AllFields):
+            return column if column.alias else dataclasses.replace(column, hidden=hidden)
+        return dataclasses.replace(column, expr=transform(column.expr, read_column))
+
+    consumer = dataclasses.replace(
+        statement, input_name=name, timestamp_by=None, over=(), partition_by_partition_id=False,
+        stage_input=True, where=transform(statement.where, read_column),
+        columns=tuple(over_stage(c) for c in statement.columns),
+        laterals=tuple(dataclasses.replace(j, partition_by_partition_id=False)
+                       if isinstance(j, StreamJoin) else j for j in statement.laterals))
     return producer, consumer
 
 

@@ -314,7 +314,7 @@ def _project(columns, scope: Scope) -> list[Column]:
             fields = scope.alias_schemas.get(column.alias, T.StructType()).fields if column.alias \
                 else scope.schema.fields
             for f in fields:
-                if f.name.lower() not in names:
+                if f.name.lower() not in names and f.name not in column.hidden:
                     names.add(f.name.lower())
                     source = scope.aliases[column.alias].getField(f.name) if column.alias \
                         else F.col(f"`{f.name}`")

@@ -86,8 +86,9 @@ def test_analytic_errors_name_their_position(text, message, column):
 @pytest.mark.parametrize("text, message", [
     ("SELECT COUNT(DISTINCT x) OVER (LIMIT DURATION(s, 5)) AS n FROM i", "DISTINCT"),
     ("SELECT Collect(x) OVER (LIMIT DURATION(s, 5)) AS n FROM i", "COUNT, SUM, AVG, MIN and MAX"),
-    ("SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
-     "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5", "the inputs of a JOIN of two streams"),
+    ("SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a TIMESTAMP BY t OVER x "
+     "JOIN B b TIMESTAMP BY t OVER x ON a.x = b.x AND DATEDIFF(s, a, b) BETWEEN 0 AND 5",
+     "beside a JOIN of inputs with substreams"),
 ])
 def test_what_is_not_supported_yet_says_so(text, message):
     assert message in str(error(text, UnsupportedFeatureError))

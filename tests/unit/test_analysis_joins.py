@@ -106,8 +106,6 @@ def test_partition_and_substream_rules(text, message):
 
 @pytest.mark.parametrize("text", [
     HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C c ON DATEDIFF(s, a, c) BETWEEN 0 AND 5",
-    "SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
-    "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5",
     "WITH s AS (SELECT x FROM A TIMESTAMP BY t OVER x) "
     "SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
 ])
@@ -148,3 +146,26 @@ def _nodes(node):
     yield node
     for child in node.children:
         yield from _nodes(child)
+
+
+def test_analytic_functions_beside_a_join_read_the_left_input_through_a_stage():
+    compiled = compile_query(
+        "SELECT a.x, LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p, b.y, * FROM A a TIMESTAMP BY t "
+        "PARTITION BY PartitionId JOIN B b TIMESTAMP BY u PARTITION BY PartitionId "
+        "ON a.PartitionId = b.PartitionId AND DATEDIFF(s, a, b) BETWEEN 0 AND 5 "
+        "WHERE LAG(a.x) OVER (LIMIT DURATION(s, 5)) > 1")
+    producer, consumer = compiled.statements
+    assert producer.input_name == "A" and producer.partition_by_partition_id
+    assert not producer.laterals and producer.where is None
+    assert [c.name for c in producer.columns[1:]] == ["asaql_analytic_0"]
+    assert consumer.stage_input and consumer.input_name == producer.output
+    assert "asaql_analytic_0" in repr(consumer.where) and "asaql_analytic_0" in repr(consumer.columns[1])
+    # the stage has one watermark: the JOIN over it combines partitions; `*` hides the column
+    assert not consumer.laterals[0].partition_by_partition_id
+    assert consumer.columns[3].hidden == ("asaql_analytic_0",)
+
+
+def test_an_analytic_function_beside_a_join_reads_the_left_input_only():
+    e = error("SELECT LAG(b.y) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
+              "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5")
+    assert "evaluated before JOIN" in str(e)
