@@ -11,13 +11,14 @@ from asaql.analysis.aggregates import bind_aggregate, is_aggregate
 from asaql.analysis.analytics import bind_analytic, contains_analytic, is_analytic
 from asaql.analysis.bound import (
     AggregateCall, AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
-    map_children, transform, walk,
+    WindowId, map_children, transform, walk,
 )
 from asaql.analysis.joins import StreamJoin, split_time_bound
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.stages import split_aggregation, split_analytics, stage_name
 from asaql.analysis.windows import (
-    SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call, window_spec,
+    SessionWindow, SnapshotWindow, WindowSpec, is_multiple_windows, is_window_call,
+    window_alternatives, window_spec,
 )
 from asaql.errors import (
     InternalError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError,
@@ -209,10 +210,10 @@ def _bind_select(s: ast.SelectStatement, context: _QueryContext) -> tuple[BoundS
                                 "joined to a stream", s.source.name.span)
     step = context.steps.get(s.source.name.key)
     if step is None:
-        return (_bind_statement(s, context),)
+        return _bind_statement(s, context)
     if _needs_stage(s, step, context):
-        return (_bind_over_step(s, _stage_view(s.source.name, step, context), context),)
-    return tuple(_bind_over_step(s, branch, context) for branch in step)
+        return _bind_over_step(s, _stage_view(s.source.name, step, context), context)
+    return tuple(b for branch in step for b in _bind_over_step(s, branch, context))
 
 
 def _needs_stage(s: ast.SelectStatement, step: tuple[BoundStatement, ...],
@@ -394,7 +395,9 @@ def _check_stream_join(statement: "BoundStatement", span) -> None:
                                 "(a.PartitionId = b.PartitionId), as in ASA", span)
 
 
-def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStatement:
+def _bind_statement(s: ast.SelectStatement, context: _QueryContext
+                    ) -> tuple[BoundStatement, ...]:
+    """One statement (one per window of a GROUP BY with Windows(…))."""
     source = s.source
     binder = _Binder(source.reference_name, input_name=source.name.name)
     laterals = _bind_laterals(s, binder, context)
@@ -411,15 +414,17 @@ def _bind_statement(s: ast.SelectStatement, context: _QueryContext) -> BoundStat
         statement = BoundStatement(output, source.name.name, timestamp_by, over, partitioned,
                                    where, columns, laterals=laterals, span=s.span)
         _check_stream_join(statement, s.span)
-        return statement
+        return (statement,)
     where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query",
                         analytics=True) if s.where is not None else None
-    aggregation, columns = _GroupByBinder(binder, s).bind()
-    _check_progress_keys(aggregation, over, partitioned, s.group_by)
-    statement = BoundStatement(output, source.name.name, timestamp_by, over, partitioned, where,
-                               columns, aggregation, laterals=laterals, span=s.span)
-    _check_stream_join(statement, s.span)
-    return statement
+    statements = []
+    for aggregation, columns in _GroupByBinder(binder, s).bind():
+        _check_progress_keys(aggregation, over, partitioned, s.group_by)
+        statement = BoundStatement(output, source.name.name, timestamp_by, over, partitioned,
+                                   where, columns, aggregation, laterals=laterals, span=s.span)
+        _check_stream_join(statement, s.span)
+        statements.append(statement)
+    return tuple(statements)
 
 
 def _partitioned(source: ast.InputSource) -> bool:
@@ -433,7 +438,7 @@ def _partitioned(source: ast.InputSource) -> bool:
 
 
 def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
-                    context: _QueryContext) -> BoundStatement:
+                    context: _QueryContext) -> tuple[BoundStatement, ...]:
     """A SELECT reading a step, composed with it: names resolve to the step's columns; the
     step's WHERE and the statement's are both applied; over a step that aggregates, the
     statement's WHERE filters the step's window rows (like HAVING)."""
@@ -456,26 +461,29 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
         aggregation = dataclasses.replace(step.aggregation,
                                           having=_and(step.aggregation.having, where))
-        return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
-                                   columns=_bind_columns(s.items, binder), aggregation=aggregation,
-                                   span=s.span)
+        return (dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
+                                    columns=_bind_columns(s.items, binder),
+                                    aggregation=aggregation, span=s.span),)
     if s.group_by is None:
         # The SELECT's analytic functions see only the events the step's WHERE keeps.
         binder.prefilter = step.where
         binder.analytics_over_step = "a step that joins or applies" if step.laterals else None
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
-        return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
-                                   where=_and(step.where, where), laterals=laterals,
-                                   columns=_bind_columns(s.items, binder), span=s.span)
+        return (dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
+                                    where=_and(step.where, where), laterals=laterals,
+                                    columns=_bind_columns(s.items, binder), span=s.span),)
     binder.prefilter = step.where
     binder.analytics_over_step = "a step that joins or applies" if step.laterals else None
     where = binder.bind(s.where, allow_system_timestamp=False, what="WHERE of a GROUP BY query",
                         analytics=True) if s.where is not None else None
-    aggregation, columns = _GroupByBinder(binder, s).bind()
-    _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
-    return dataclasses.replace(step, output=output, partition_by_partition_id=partitioned,
-                               where=_and(step.where, where), columns=columns, laterals=laterals,
-                               aggregation=aggregation, span=s.span)
+    statements = []
+    for aggregation, columns in _GroupByBinder(binder, s).bind():
+        _check_progress_keys(aggregation, step.over, partitioned, s.group_by)
+        statements.append(dataclasses.replace(
+            step, output=output, partition_by_partition_id=partitioned,
+            where=_and(step.where, where), columns=columns, laterals=laterals,
+            aggregation=aggregation, span=s.span))
+    return tuple(statements)
 
 
 def _and(left, right):
@@ -510,7 +518,7 @@ def _column_name(item: ast.SelectItem, position: int) -> str:
     reads it), anything else `Column<position>` (ASA's own generated names are not documented)."""
     if item.alias is not None:
         return item.alias.name
-    if isinstance(item.expr, ast.ColumnRef):
+    if isinstance(item.expr, (ast.ColumnRef, ast.MemberAccess)):  # `System.Window().Id`: Id
         return item.expr.parts[-1].name
     if isinstance(item.expr, ast.SystemTimestamp):
         return "Timestamp"
@@ -554,8 +562,10 @@ class _GroupByBinder:
         self.s = s
         self.aggregates: list[AggregateCall] = []
 
-    def bind(self) -> tuple[Aggregation, tuple]:
-        window, group_by = self._group_by()
+    def bind(self) -> list[tuple[Aggregation, tuple]]:
+        """(aggregation, SELECT columns) per window: one, or one per window of Windows(…),
+        whose results ASA unions (System.Window().Id tells them apart)."""
+        windows, group_by = self._group_by()
         self.group_keys = [_normal(e) for e in group_by]
         columns, by_alias = [], {}
         seen: dict[str, ast.Node] = {}
@@ -571,46 +581,63 @@ class _GroupByBinder:
         having = None
         if self.s.having is not None:
             having = self._over_groups(self._bind(self.s.having), by_alias)
-        aggregation = Aggregation(window, tuple(group_by), tuple(self.aggregates), having)
-        return aggregation, tuple(columns)
+        out = []
+        for window_id, window in windows:
+            literal = ast.Literal(value=window_id,
+                                  kind="null" if window_id is None else "nvarchar(max)")
 
-    def _group_by(self) -> tuple[WindowSpec, list]:
-        window, window_item, group_by = None, None, []
+            def with_id(expr, literal=literal):
+                return transform(expr, lambda n: dataclasses.replace(literal, span=n.span)
+                                 if isinstance(n, WindowId) else n)
+
+            out.append((Aggregation(window, tuple(group_by), tuple(self.aggregates),
+                                    with_id(having)),
+                        tuple(OutputColumn(c.name, with_id(c.expr)) for c in columns)))
+        return out
+
+    def _group_by(self) -> tuple[tuple, list]:
+        """→ ((window id, window) per window, the grouping expressions)."""
+        windows, window_item, group_by = None, None, []
+        bind_partition = lambda e: self.binder.bind(e, allow_system_timestamp=False)
         for item in self.s.group_by.items:
-            if is_multiple_windows(item):
-                raise UnsupportedFeatureError("Windows(…), several windows in one GROUP BY, is not "
-                                              "supported yet", item.span)
-            if is_window_call(item) or isinstance(item, ast.SystemTimestamp):
-                if window is not None:
-                    if isinstance(item, ast.SystemTimestamp) or isinstance(window, SnapshotWindow):
+            if is_window_call(item) or is_multiple_windows(item) \
+                    or isinstance(item, ast.SystemTimestamp):
+                if windows is not None:
+                    if isinstance(item, ast.SystemTimestamp) or any(
+                            isinstance(w, SnapshotWindow) for _, w in windows):
                         raise UnsupportedFeatureError(
                             "System.Timestamp() as a grouping key beside a window is not "
                             "supported yet", item.span)
                     raise InvalidQueryError("only one window is allowed in GROUP BY (ASA's "
                                             "Windows(…) combines several)", item.span)
                 window_item = item
-                window = SnapshotWindow() if isinstance(item, ast.SystemTimestamp) else \
-                    window_spec(item, lambda e: self.binder.bind(e, allow_system_timestamp=False))
+                if is_multiple_windows(item):
+                    windows = window_alternatives(item, bind_partition)
+                else:
+                    windows = ((None, SnapshotWindow() if isinstance(item, ast.SystemTimestamp)
+                                else window_spec(item, bind_partition)),)
                 continue
             if any(is_aggregate(n) for n in walk(item)):
                 raise InvalidQueryError("GROUP BY cannot contain an aggregate", item.span)
             group_by.append(self.binder.bind(item, allow_system_timestamp=False,
                                              what="GROUP BY expressions", analytics=True))
-        if window is None:
+        if windows is None:
             raise InvalidQueryError(
                 "a window must be specified: GROUP BY over a stream needs TumblingWindow, "
                 "HoppingWindow, SlidingWindow, SessionWindow or System.Timestamp()",
                 self.s.group_by.span)
-        if isinstance(window, SessionWindow):
-            keys = {_normal(e) for e in group_by}
-            for expr in window.partition_by:
-                if _normal(expr) not in keys:
-                    raise InvalidQueryError("the OVER (PARTITION BY …) keys of a SessionWindow "
-                                            "must also be in GROUP BY", window_item.span)
-        return window, group_by
+        keys = {_normal(e) for e in group_by}
+        for _, window in windows:
+            if isinstance(window, SessionWindow) and any(_normal(e) not in keys
+                                                         for e in window.partition_by):
+                raise InvalidQueryError("the OVER (PARTITION BY …) keys of a SessionWindow "
+                                        "must also be in GROUP BY", window_item.span)
+        return windows, group_by
 
     def _bind(self, node):
         """Bind an expression of SELECT or HAVING; aggregates become AggregateCall."""
+        if _is_system_window(node):
+            return WindowId(span=node.span)
         if is_analytic(node):
             return self.binder.bind(node, allow_system_timestamp=False, analytics=True)
         if is_aggregate(node):
@@ -708,6 +735,13 @@ class _Binder:
             self.check_function(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
+        if isinstance(node, ast.MemberAccess):
+            if _is_system_window(node):
+                raise InvalidQueryError("System.Window() belongs in the SELECT of a GROUP BY "
+                                        "query (the window a row comes from)", node.span)
+            operand = self.bind(node.operand, allow_system_timestamp, what, no_aggregates,
+                                analytics)
+            return _access(operand, tuple(p.name for p in node.parts), node.span)
         return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
                                                           no_aggregates, analytics))
 
@@ -797,6 +831,17 @@ def analytic_calls(statement: BoundStatement) -> tuple[AnalyticCall, ...]:
             if isinstance(node, AnalyticCall):
                 found.setdefault(node, None)
     return tuple(found)
+
+
+def _is_system_window(node) -> bool:
+    """`System.Window().Id`; `System.Window()` alone or with another field is an error."""
+    if not isinstance(node, ast.MemberAccess) or not isinstance(node.operand, ast.FunctionCall) \
+            or node.operand.name.key != "system.window":
+        return False
+    if node.operand.args or [p.key for p in node.parts] != ["id"]:
+        raise InvalidQueryError("System.Window() takes no arguments and has one field, Id",
+                                node.span)
+    return True
 
 
 def _access(expr, path: tuple[str, ...], span):

@@ -39,6 +39,12 @@ class FieldAccess(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WindowId(Node):
+    """`System.Window().Id` in the SELECT of a GROUP BY: the id of the window of Windows(…)
+    the row belongs to (NULL without ids); replaced by that text once per window."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OrderKey(Node):
     """One `ORDER BY` item of TopOne, CollectTop or a percentile."""
 

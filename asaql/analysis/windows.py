@@ -80,6 +80,47 @@ def is_multiple_windows(node) -> bool:
     return isinstance(node, ast.FunctionCall) and node.name.key in _MULTIPLE
 
 
+def window_alternatives(call: ast.FunctionCall, bind_partition
+                        ) -> tuple[tuple[str | None, WindowSpec], ...]:
+    """`Windows(def, …)` or `Windows(Window('id', def), …)` → (id, window) per definition
+    (ASA: the query runs once per window and the results are their union). Ids are text,
+    given for every window or for none, unique case-insensitively."""
+    if call.name.key != "windows":
+        raise InvalidQueryError("Window('id', window) is a member of Windows(…)", call.span)
+    if not call.args or call.star or call.distinct or call.over is not None:
+        raise InvalidQueryError("Windows takes window definitions: Windows(TumblingWindow(…), "
+                                "HoppingWindow(…), …) or Windows(Window('id', …), …)", call.span)
+    alternatives, seen = [], set()
+    for arg in call.args:
+        window_id = None
+        if isinstance(arg, ast.FunctionCall) and arg.name.key == "window":
+            if len(arg.args) != 2 or not isinstance(arg.args[0], ast.Literal) \
+                    or not isinstance(arg.args[0].value, str):
+                raise InvalidQueryError("Window takes an id (a text literal, not NULL) and a "
+                                        "window: Window('10 min', TumblingWindow(minute, 10))",
+                                        arg.span)
+            window_id = arg.args[0].value
+            if window_id.lower() in seen:
+                raise InvalidQueryError(f"the window id '{window_id}' is used twice in Windows(…)",
+                                        arg.args[0].span)
+            seen.add(window_id.lower())
+            arg = arg.args[1]
+        if is_multiple_windows(arg):
+            raise InvalidQueryError("Windows(…) cannot be nested", arg.span)
+        if isinstance(arg, ast.SystemTimestamp):
+            alternatives.append((window_id, SnapshotWindow()))
+        elif is_window_call(arg):
+            alternatives.append((window_id, window_spec(arg, bind_partition)))
+        else:
+            raise InvalidQueryError("expected a window (TumblingWindow, HoppingWindow, "
+                                    "SlidingWindow, SessionWindow or System.Timestamp())",
+                                    getattr(arg, "span", call.span))
+    if len({window_id is None for window_id, _ in alternatives}) > 1:
+        raise InvalidQueryError("give every window of Windows(…) an id with Window('id', …), "
+                                "or none", call.span)
+    return tuple(alternatives)
+
+
 def window_spec(call: ast.FunctionCall, bind_partition) -> WindowSpec:
     """The specification of a window call; `bind_partition` binds OVER (PARTITION BY …) items."""
     kind = _KINDS[call.name.key]

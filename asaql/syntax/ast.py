@@ -154,6 +154,14 @@ class FunctionCall(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class MemberAccess(Node):
+    """`f(…).a.b`: fields of a function's record result (`System.Window().Id`)."""
+
+    operand: "Expr"
+    parts: tuple[Identifier, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NameArgument(Node):
     """A bare name a function takes as its first argument — a date part (`DATEDIFF(minute, …)`),
     an input alias (`GetMetadataPropertyValue(input, …)`) — not a column."""
@@ -168,7 +176,7 @@ NAME_FIRST_FUNCTIONS = frozenset({"dateadd", "datediff", "datename", "datepart",
 
 Expr = Union[
     Literal, ColumnRef, NameArgument, SystemTimestamp, UnaryOp, BinaryOp, IsNull, Like, InList,
-    Between, Cast, Case, FunctionCall,
+    Between, Cast, Case, FunctionCall, MemberAccess,
 ]
 
 

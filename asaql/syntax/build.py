@@ -262,6 +262,10 @@ class AstBuilder(Transformer_NonRecursive):
         return ast.FunctionCall(name=name, args=items, distinct=distinct, star=star,
                                 over=over, within_group=within or (), span=span_of(meta))
 
+    def call_member(self, meta, children):
+        call, parts = children
+        return ast.MemberAccess(operand=call, parts=tuple(parts), span=span_of(meta))
+
     def star_args(self, meta, children):
         return True, False, ()
 
