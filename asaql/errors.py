@@ -88,3 +88,23 @@ def render_diagnostic(
     if hint:
         lines.append(f"hint: {hint}")
     return "\n".join(lines)
+
+
+def render_located(severity: str, message: str, span: Span | None, hint: str | None,
+                   source: str | None, filename: str) -> str:
+    """`file:line:col: error: message`, the line and a caret under the span, then the hint: the
+    compiler-style form editors and CI logs link to (asaql check)."""
+    where = f"{filename}:{span.line}:{span.column}" if span is not None else filename
+    lines = [f"{where}: {severity}: {message}"]
+    text_lines = source.splitlines() if source is not None else []
+    if span is not None and 1 <= span.line <= len(text_lines):
+        text = text_lines[span.line - 1].expandtabs(1)
+        width = span.end_column - span.column if span.end_line == span.line \
+            else len(text) - span.column + 1
+        width = max(1, min(width, max(1, len(text) - span.column + 1)))
+        gutter = " " * len(str(span.line))
+        lines.append(f" {span.line} | {text}")
+        lines.append(f" {gutter} | {' ' * (span.column - 1)}{'^' * width}")
+    if hint:
+        lines.append(f"  hint: {hint}")
+    return "\n".join(lines)

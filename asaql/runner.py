@@ -26,6 +26,8 @@ class RunOptions:
     poll_seconds: float = 1.0
     tick_seconds: float = 5.0  # --follow: how often an idle input's arrival clock is advanced
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
+    metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
+    status: TextIO | None = None  # a terminal for the live status line (None: quiet)
 
 
 def resolve_aliases(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:

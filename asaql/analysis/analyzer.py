@@ -21,7 +21,7 @@ from asaql.analysis.windows import (
     window_alternatives, window_spec,
 )
 from asaql.errors import (
-    InternalError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError,
+    AsaqlError, InternalError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError,
 )
 from asaql.syntax import ast
 
@@ -75,27 +75,66 @@ class BoundStatement:
     span: object = dataclasses.field(default=None, compare=False)
 
 
-def analyze(query: ast.Query, references=frozenset()) -> tuple[BoundStatement, ...]:
+def analyze(query: ast.Query, references=frozenset(),
+            errors: list | None = None) -> tuple[BoundStatement, ...]:
     """Every SELECT … INTO as statements over one input each. A WITH step is a view: a
     statement reading it is composed with it (its WHERE, columns and window folded in), so
     statements over the same input and TIMESTAMP BY still share one read and one stateful step;
     a UNION is one statement per branch writing the same output. `references` names the
-    inputs that are reference data (lower case)."""
+    inputs that are reference data (lower case).
+
+    With `errors` (a list), an error stops only its step or statement: it is appended and the
+    analysis goes on with the next one (a statement reading a broken step is skipped), so that
+    `asaql check` reports them all; the statements that bound are returned."""
     context = _QueryContext(references=frozenset(r.lower() for r in references))
     steps = context.steps
+    broken: set[str] = set()
+
+    def attempt(action, key: str | None = None):
+        if errors is None:
+            return action()
+        try:
+            return action()
+        except AsaqlError as error:
+            errors.append(error)
+            if key is not None:
+                broken.add(key)
+            return None
+
     for step in query.steps:
-        if step.name.key in steps:
-            raise InvalidQueryError(f"the step '{step.name.name}' is defined twice", step.name.span)
-        for member in _union_members(step.query):
-            if member.into is not None:
-                raise InvalidQueryError("a WITH step cannot have INTO: the SELECT that reads the "
-                                        "step writes the output", member.into.span)
-        steps[step.name.key] = _bind_union(step.query, context)
+        def bind_step(step=step):
+            if step.name.key in steps:
+                raise InvalidQueryError(f"the step '{step.name.name}' is defined twice",
+                                        step.name.span)
+            for member in _union_members(step.query):
+                if member.into is not None:
+                    raise InvalidQueryError("a WITH step cannot have INTO: the SELECT that reads "
+                                            "the step writes the output", member.into.span)
+            steps[step.name.key] = _bind_union(step.query, context)
+
+        if _reads(step.query, broken):
+            broken.add(step.name.key)
+            continue
+        attempt(bind_step, step.name.key)
     bound: list[BoundStatement] = []
     for statement in query.statements:
+        if _reads(statement, broken):
+            continue
         output = statement.into.name if statement.into is not None else DEFAULT_OUTPUT
-        bound.extend(dataclasses.replace(b, output=output) for b in _bind_union(statement, context))
-    return _cut_stages([*context.producers, *bound])
+        statements = attempt(lambda statement=statement: _bind_union(statement, context))
+        bound.extend(dataclasses.replace(b, output=output) for b in statements or ())
+    if errors is None:
+        return _cut_stages([*context.producers, *bound])
+    return tuple(s for one in [*context.producers, *bound]
+                 for s in attempt(lambda one=one: _cut_stages([one])) or ())
+
+
+def _reads(s: ast.SelectStatement, names: set[str]) -> bool:
+    """Whether the SELECT (or a UNION branch) reads one of the steps `names` (lower case)."""
+    return bool(names) and any(
+        member.source.name.key in names or any(
+            isinstance(j, ast.Join) and j.source.name.key in names for j in member.joins)
+        for member in _union_members(s))
 
 
 def _cut_stages(statements: list[BoundStatement]) -> tuple[BoundStatement, ...]:

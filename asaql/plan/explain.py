@@ -9,6 +9,7 @@ from asaql.plan.nodes import (
     JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, ReadStage, WindowAggregate,
     WriteOutput,
 )
+from asaql.plan.planner import watermark_scope
 from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
 
@@ -24,6 +25,38 @@ def explain_plan(plan: Plan) -> str:
     for write in plan.outputs:
         _explain(write, 0, lines)
     return "\n".join(lines)
+
+
+def plan_json(plan: Plan) -> dict:
+    """The plan as data (`asaql explain --format json`): per output, a tree of operators, each
+    with its description (the text form's line) and the settings a tool may read: the policy,
+    its key and scope, each window and the watermark that closes it."""
+    return {"outputs": [_node_json(write) for write in plan.outputs]}
+
+
+def _node_json(node: PlanNode) -> dict:
+    out = {"operator": type(node).__name__, "description": _describe(node)}
+    if isinstance(node, WriteOutput):
+        out["output"] = node.output
+        out["stage"] = is_stage(node.output)
+    if isinstance(node, (ReadInput, ReadStage)):
+        out["input"] = node.alias
+    if isinstance(node, ApplyEventOrdering):
+        p = node.policy
+        out["policy"] = {"late": format_duration(p.late_us), "ooo": format_duration(p.ooo_us),
+                         "early": None if p.early_us is None else format_duration(p.early_us),
+                         "action": p.action}
+        out["eventTime"] = expression_text(node.event_time)
+        out["key"] = [expression_text(e) for e in node.substream] or ["PartitionId"]
+        out["watermark"] = watermark_scope(node)
+    if isinstance(node, (WindowAggregate, EvaluateAnalytics, JoinStreams)):
+        out["watermark"] = node.watermark
+    if isinstance(node, WindowAggregate):
+        out["window"] = window_text(node.window)
+    children = [_node_json(child) for child in node.children]
+    if children:
+        out["inputs"] = children
+    return out
 
 
 def _explain(node: PlanNode, depth: int, lines: list[str]) -> None:

@@ -45,6 +45,11 @@ COUNT_COLUMNS = ("asaql__n_input", "asaql__n_early", "asaql__n_late", "asaql__n_
 # Also in the COUNTS row: the step's output watermark (µs) — every row it writes from now on is
 # at or above it — which a stage passes on to the step that reads it.
 OUT_WATERMARK = "asaql__out_wm"
+# And, for `--metrics`: the bucket's watermark per key ("*": combined) as JSON, and the first
+# late event of the invocation (where it was read, its times) as JSON.
+WATERMARKS = "asaql__marks"
+LATE_SAMPLE = "asaql__late"
+METRIC_COLUMNS = (WATERMARKS, LATE_SAMPLE)
 
 # Control records, written by asaql into its own folder beside the input: the end of a finite
 # input (the arrival clock runs out) and, with --follow, the arrival clock of an idle input.

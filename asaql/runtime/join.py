@@ -17,6 +17,7 @@ of order like any other, never paired late.
 
 from __future__ import annotations
 
+import json
 import pickle
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -27,7 +28,8 @@ import pandas as pd
 from asaql.runtime import columns as C
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
 from asaql.runtime.step import (
-    INFINITY, BucketState, arrival_order, concat_rows, to_datetimes, to_micros,
+    INFINITY, BucketState, arrival_order, concat_rows, late_sample, to_datetimes, to_micros,
+    watermarks_json,
 )
 
 SIDES = (0, 1)
@@ -73,7 +75,7 @@ class JoinStep:
     def __call__(self, bucket, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         batch = concat_rows(list(chunks))
         s = JoinState.load(state)
-        all_flags = []
+        all_flags, late = [], []
         for side in SIDES:
             rows = batch[batch[C.SIDE].to_numpy() == side]
             control = rows[C.CONTROL]
@@ -89,6 +91,7 @@ class JoinStep:
             flags = self._accept(s, side, good)
             if self.spec.counted[side]:
                 all_flags.append(flags)
+                late.append(late_sample(good, flags))
 
         marks = [self._watermarks(s, side) for side in SIDES]
         closing = [self._closing(s, side, marks[side]) for side in SIDES]
@@ -99,8 +102,12 @@ class JoinStep:
         for side in SIDES:
             s.sides[side].emitted = marks[side]
         state.update((s.dump(),))
-        yield self._output(self._counts(np.concatenate([*all_flags, np.zeros(0, np.int64)]), s,
-                                        self._out_watermark(s, closing)))
+        counts = self._counts(np.concatenate([*all_flags, np.zeros(0, np.int64)]), s,
+                              self._out_watermark(s, closing))
+        sides = {name: json.loads(watermarks_json(m) or "{}") for name, m in zip(("left", "right"), marks)}
+        counts[C.WATERMARKS] = json.dumps(sides)
+        counts[C.LATE_SAMPLE] = next((sample for sample in late if sample), None)
+        yield self._output(counts)
 
     # ------------------------------------------------------------------ policy
     def _accept(self, s: JoinState, side: int, good: pd.DataFrame) -> np.ndarray:

@@ -20,6 +20,7 @@ window results, and one row of counts.
 
 from __future__ import annotations
 
+import json
 import pickle
 import warnings
 from dataclasses import dataclass, field
@@ -138,6 +139,36 @@ class BucketState:
         return np.array([marks.get(k, NONE) for k in keys], dtype=np.int64)
 
 
+def watermarks_json(marks: dict, limit: int = 100) -> str | None:
+    """The watermark per key (µs) as JSON for --metrics; beyond `limit` keys (substreams),
+    their lowest and highest and how many there are."""
+    known = {str(k): int(v) for k, v in marks.items() if v not in (NONE, INFINITY)}
+    if len(known) > limit + ("*" in known):
+        values = [v for k, v in known.items() if k != "*"]
+        known = {**({"*": known["*"]} if "*" in known else {}),
+                 "min": min(values), "max": max(values), "keys": len(values)}
+    return json.dumps(known) if known else None
+
+
+def late_sample(good: pd.DataFrame, flags: np.ndarray) -> str | None:
+    """The first late event of an invocation, as JSON for the late-input diagnostic: where it
+    was read, its partition, arrival and event time (µs)."""
+    late = np.flatnonzero(flags & C.LATE)
+    if not len(late):
+        return None
+    row = good.iloc[int(late[0])]
+    return json.dumps({"file": str(row[C.FILE]), "line": int(row[C.LINE]),
+                       "partition": None if pd.isna(row[C.PARTITION]) else int(row[C.PARTITION]),
+                       "arrival": int(to_micros(good[C.ARRIVAL].iloc[[int(late[0])]])[0]),
+                       "eventTime": int(to_micros(good[C.EVENT_TIME].iloc[[int(late[0])]])[0])})
+
+
+# pandas 2 warns that all-NULL columns will count for concatenation types in pandas 3; asaql
+# gives the types itself (the step's output schema), and so does PySpark's worker, which
+# concatenates the frames a step yields: noise in the embedding API's output otherwise.
+warnings.filterwarnings("ignore", "The behavior of DataFrame concatenation", FutureWarning)
+
+
 def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """pd.concat of row batches. pandas 2 warns that all-NULL columns will count for the result
     types in pandas 3; asaql gives the types itself (the step's output schema), so it is noise."""
@@ -167,6 +198,30 @@ def arrival_order(frame: pd.DataFrame) -> pd.DataFrame:
 
 def to_datetimes(micros: np.ndarray) -> pd.Series:
     return pd.Series(np.asarray(micros, dtype=np.int64).astype("datetime64[us]"))
+
+
+class _NoState:
+    """The state of a step run once over all of a bucket's rows (a batch query): none before,
+    nothing kept after."""
+
+    exists = False
+
+    def update(self, value) -> None:
+        pass
+
+
+class OnePass:
+    """A stateful step (SourceStep, JoinStep) as the function of `applyInPandas`: Spark runs
+    applyInPandasWithState in streaming queries only, and a batch input is one micro-batch
+    that ends the input."""
+
+    def __init__(self, step):
+        self.step = step
+
+    def __call__(self, key, frame: pd.DataFrame) -> pd.DataFrame:
+        parts = list(self.step(key, iter([frame]), _NoState()))
+        columns = list(self.step.spec.output_columns)
+        return concat_rows(parts)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 class SourceStep:
@@ -233,9 +288,12 @@ class SourceStep:
             out_watermark = closing.get("*") if spec.scope == "combined" else \
                 min(closing.values(), default=NONE) if spec.writes_stage else None
         else:
-            out_watermark = None
+            out_watermark, marks = None, self._watermarks(s)
         state.update((s.dump(),))
-        yield self._output(self._counts(flags, s, out_watermark))
+        counts = self._counts(flags, s, out_watermark)
+        counts[C.WATERMARKS] = watermarks_json(marks)
+        counts[C.LATE_SAMPLE] = late_sample(good, flags)
+        yield self._output(counts)
 
     # ------------------------------------------------------------------ watermarks
     def _floor(self, s: BucketState, keys: np.ndarray):

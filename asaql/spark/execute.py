@@ -18,6 +18,7 @@ from asaql.analysis.stages import is_stage
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
 from asaql.spark.joins import JoinGroup
+from asaql.spark.metrics import RunMetrics
 from asaql.spark.reference import load_reference
 from asaql.spark.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.session import build_session
@@ -39,6 +40,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     paths = {**options.inputs, **stages}
     errors = ErrorLog(options.errors_path, fresh)
     counts = RunCounts()
+    metrics = RunMetrics(options.metrics_path, options.status) \
+        if options.metrics_path or options.status is not None else None
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
                if alias in compiled.input_names}
     tickers: list = []
@@ -63,7 +66,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                     counting = tuple(a not in counted and not is_stage(a) for a in inputs)
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
-                                           counting)
+                                           counting, metrics)
                     counted.update(inputs)
                     started.append(query)
                     tickers.extend(ticker)
@@ -77,6 +80,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             tickers.clear()
     finally:
         stop.set()
+        if metrics is not None:
+            metrics.close()
     return counts
 
 
@@ -110,8 +115,32 @@ def _inputs_of(group) -> tuple[str, ...]:
 
 def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
-           counting: tuple[bool, ...]):
+           counting: tuple[bool, ...], metrics: RunMetrics | None = None):
     """Starts the group's streaming query; → (the query, its --follow tickers)."""
+    folder = os.path.join(checkpoint, f"source-{index}")
+    lowered, controls = _lower(spark, index, group, options, inputs, checkpoint, schemas,
+                               buckets, references, counting)
+    writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
+                         counts, errors, stateful=group.stateful, count_input=any(counting),
+                         metrics=metrics, name=query_label(group, index))
+    query = (lowered.stream.writeStream.foreachBatch(writer)
+             .option("checkpointLocation", folder)
+             .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
+    query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
+        else query.trigger(availableNow=True)
+    tickers = [(control, writer) for control in controls] \
+        if options.follow and group.stateful else []
+    return query.start(), tickers
+
+
+def query_label(group, index: int) -> str:
+    """How metrics and `explain --spark` name a group's streaming query."""
+    return f"{'+'.join(_inputs_of(group))}:{index}"
+
+
+def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
+           buckets: int, references: dict, counting: tuple[bool, ...]):
+    """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders)."""
     folder = os.path.join(checkpoint, f"source-{index}")
     paths, controls = [], []
     for number, alias in enumerate(_inputs_of(group)):
@@ -140,16 +169,38 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)
-    writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
-                         counts, errors, stateful=group.stateful, count_input=any(counting))
-    query = (lowered.stream.writeStream.foreachBatch(writer)
-             .option("checkpointLocation", folder)
-             .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
-    query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
-        else query.trigger(availableNow=True)
-    tickers = [(control, writer) for control in controls] \
-        if options.follow and group.stateful else []
-    return query.start(), tickers
+    return lowered, controls
+
+
+def spark_plans(compiled, options, spark) -> dict[str, str]:
+    """Spark's plan of each streaming query a run would start (`asaql explain --spark`),
+    without starting any."""
+    import contextlib
+    import io
+    import tempfile
+
+    plans = {}
+    with tempfile.TemporaryDirectory(prefix="asaql-explain-") as checkpoint:
+        stages = {name: os.path.join(checkpoint, "stages", re.sub(r"[^A-Za-z0-9_.-]", "_",
+                                                                  name[1:]))
+                  for name in compiled.plan.stage_names}
+        for folder in stages.values():
+            os.makedirs(folder, exist_ok=True)
+        schemas = {alias: infer_payload_schema(spark, path)
+                   for alias, path in options.inputs.items() if alias in compiled.input_names}
+        references = {alias.lower(): load_reference(spark, alias, path)
+                      for alias, path in options.references.items()}
+        groups = list(enumerate(group_by_source(compiled.plan)))
+        for wave in _waves(groups):
+            for index, group in wave:
+                lowered, _ = _lower(spark, index, group, options, {**options.inputs, **stages},
+                                    checkpoint, schemas, 1, references,
+                                    tuple(True for _ in _inputs_of(group)))
+                text = io.StringIO()
+                with contextlib.redirect_stdout(text):
+                    lowered.stream.explain()
+                plans[query_label(group, index)] = text.getvalue()
+    return plans
 
 
 def _versions(references: dict[str, str]) -> dict[str, float]:

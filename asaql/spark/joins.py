@@ -20,7 +20,9 @@ from asaql.runtime import columns as C
 from asaql.runtime.join import JoinSpec, JoinStep
 from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.reference import key_text
-from asaql.spark.sources import policy_settings, read_source, record_json, stamp_events
+from asaql.spark.sources import (
+    apply_step, policy_settings, read_source, record_json, stamp_events,
+)
 
 
 @dataclass
@@ -60,18 +62,21 @@ def partners_type(right_schema: T.StructType) -> T.ArrayType:
 def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                 schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
                 max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
-                buckets: int, counted: tuple[bool, bool] = (True, True)) -> tuple[DataFrame, dict]:
+                buckets: int, counted: tuple[bool, bool] = (True, True),
+                events: tuple | None = None) -> tuple[DataFrame, dict]:
     """→ (the step's output stream: left events with their partners as JSON, malformed records,
     counts; the right alias → (the partners parsed, the right input's schema)). `counted`: whose
     events the step counts as input (not a stage's, nor an input another query counts)."""
     join = group.node.join
     left_schema, right_schema = schemas
     sides = []
-    for path, schema, control, source in zip(paths, schemas, controls,
-                                             (group.node.input, group.node.right)):
-        events = read_source(spark, source, path, schema, control, max_files_per_trigger)
-        scope = Scope(schema, frame=events)
-        sides.append((scope, stamp_events(events, source, scope)))
+    given = events or (None, None)  # the embedding API passes each side's events
+    for path, schema, control, source, side in zip(paths, schemas, controls,
+                                                   (group.node.input, group.node.right), given):
+        side = side if side is not None else \
+            read_source(spark, source, path, schema, control, max_files_per_trigger)
+        scope = Scope(schema, frame=side)
+        sides.append((scope, stamp_events(side, source, scope)))
     (left_scope, left), (right_scope, right) = sides
     # The right input's fields are read as the join's alias (ON's keys name them so).
     right_scope.aliases = {join.alias: F.struct(*[F.col(f"`{f.name}`")
@@ -108,8 +113,7 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                     output_columns=tuple(out_schema.fieldNames()),
                     upstream=tuple(isinstance(source, ReadStage) for source in sources),
                     counted=counted)
-    stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
-        JoinStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
+    stepped = apply_step(step_input, JoinStep(spec), out_schema)
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
     return stream, {join.alias: (F.from_json(F.col(C.PARTNERS), partners_type(right_schema)),
@@ -125,6 +129,7 @@ def _join_schema(step_input: DataFrame, event_columns) -> T.StructType:
                T.StructField(C.FLAGS, T.IntegerType()),
                T.StructField(C.PARTNERS, T.StringType())]
     fields += [T.StructField(name, T.LongType()) for name in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
+    fields += [T.StructField(name, T.StringType()) for name in C.METRIC_COLUMNS]
     return T.StructType(fields)
 
 

@@ -29,7 +29,7 @@ from asaql.spark.analytics import lower_analytics
 from asaql.spark.expressions import Scope, first_failure, lower_expr
 from asaql.spark.joins import JoinGroup, join_stream
 from asaql.spark.sources import (
-    policy_settings, read_source, record_json, stage_line, stamp_events,
+    apply_step, policy_settings, read_source, record_json, stage_line, stamp_events,
 )
 from asaql.spark.laterals import bind, combinations, laterals_below
 from asaql.spark.windowing import WindowedStatement, is_windowed, prepare, results_scope
@@ -100,10 +100,14 @@ class LoweredGroup:
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
-                buckets: int, references: dict | None = None) -> LoweredGroup:
-    """`references`: the reference data tables by input name (lower case)."""
+                buckets: int, references: dict | None = None, events: DataFrame | None = None,
+                typed: bool = False) -> LoweredGroup:
+    """`references`: the reference data tables by input name (lower case). `events`: the
+    input's events already read (the embedding API), instead of reading `path`. `typed`: each
+    output line is a struct of typed columns instead of its JSON text (the embedding API)."""
     references = references or {}
-    events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
+    if events is None:
+        events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
     scope = Scope(schema, frame=events)
     scope.references = references
     if not group.stateful:
@@ -111,7 +115,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
             F.lit(C.EVENT).alias(C.ROW_KIND))
-        return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references))
+        return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references, typed=typed))
                                      for w in group.writes])
     source = group.source
     stamped = stamp_events(events, source, scope)
@@ -149,14 +153,13 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
-    stepped = step_input.groupBy(C.BUCKET).applyInPandasWithState(
-        SourceStep(spec), out_schema, "blob binary", "Append", "NoTimeout")
+    stepped = apply_step(step_input, SourceStep(spec), out_schema)
     stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
                             *[c for c in out_schema.fieldNames() if c not in renames.values()])
-    outputs = [(w, event_lines(w, stream, schema, references)) for w in passthrough]
-    outputs += [(w, event_lines(w, stream, schema, references, analytics.results))
+    outputs = [(w, event_lines(w, stream, schema, references, typed=typed)) for w in passthrough]
+    outputs += [(w, event_lines(w, stream, schema, references, analytics.results, typed=typed))
                 for w in group.held]
-    outputs += [(s.write, window_lines(s, stream, schema)) for s in windowed]
+    outputs += [(s.write, window_lines(s, stream, schema, typed)) for s in windowed]
     return LoweredGroup(stream, outputs)
 
 
@@ -172,6 +175,7 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
         fields += statement.result_fields
     fields += analytic_fields
     fields += [T.StructField(name, T.LongType()) for name in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
+    fields += [T.StructField(name, T.StringType()) for name in C.METRIC_COLUMNS]
     return T.StructType(fields)
 
 
@@ -182,13 +186,15 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, st
                      schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
                      max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
                      buckets: int, references: dict | None = None,
-                     counted: tuple[bool, bool] = (True, True)) -> LoweredGroup:
+                     counted: tuple[bool, bool] = (True, True), events: tuple | None = None,
+                     typed: bool = False) -> LoweredGroup:
     """A JOIN of two streams: one step over both inputs (asaql/spark/joins.py), then each
     statement's lines from the left events and their partners."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
-                                   max_files_per_trigger, partitions, buckets, counted)
+                                   max_files_per_trigger, partitions, buckets, counted, events)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
-                                                 partners=partners)) for w in group.writes])
+                                                 partners=partners, typed=typed))
+                                 for w in group.writes])
 
 
 @dataclass
@@ -213,7 +219,7 @@ class OutputLines:
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
                 references: dict | None = None, analytics: dict | None = None,
-                partners: dict | None = None) -> OutputLines:
+                partners: dict | None = None, typed: bool = False) -> OutputLines:
     """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT. With
     analytic functions (`analytics`: call → value), the events the step released in order;
     with a JOIN of two streams (`partners`: alias → (partners, schema)), the left events the
@@ -241,7 +247,7 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
             keep = keep & F.coalesce(lower_expr(predicate, scope), F.lit(False))
         in_where = len(scope.failures)
         columns = _project(project.columns, scope)
-        line = _json_line(stream, columns, F.col(C.SYSTEM_TIMESTAMP) if stage else None)
+        line = _json_line(stream, columns, F.col(C.SYSTEM_TIMESTAMP) if stage else None, typed)
         fields = _line_types(stream, columns)
         if not scope.failures:
             return OutputLines(condition & keep, line, order, fields=fields)
@@ -264,12 +270,14 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         own_order = order if inner.timestamp is None else [inner.timestamp, *order[1:]]
         stage_time = (inner.timestamp if inner.timestamp is not None
                       else F.col(C.SYSTEM_TIMESTAMP)) if stage else None
-        return keep, _json_from(_project(project.columns, inner), types, stage_time), own_order
+        return keep, _json_from(_project(project.columns, inner), types, stage_time,
+                                typed), own_order
 
     return OutputLines(condition, None, order, combos, per_combination, fields=types)
 
 
-def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType) -> OutputLines:
+def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType,
+                 typed: bool = False) -> OutputLines:
     """A windowed statement: its result rows, HAVING, SELECT."""
     scope = results_scope(statement, schema, stream)
     condition = (F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index)
@@ -278,15 +286,16 @@ def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.Stru
     order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
     columns = _project(statement.project.columns, scope)
     stage_time = F.col(C.SYSTEM_TIMESTAMP) if is_stage(statement.write.output) else None
-    return OutputLines(condition, _json_line(stream, columns, stage_time), order,
+    return OutputLines(condition, _json_line(stream, columns, stage_time, typed), order,
                        fields=_line_types(stream, columns))
 
 
-def _json_line(stream: DataFrame, columns: list[Column], stage_time: Column | None = None
-               ) -> Column:
+def _json_line(stream: DataFrame, columns: list[Column], stage_time: Column | None = None,
+               typed: bool = False) -> Column:
     """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them (a
-    stage's row: as Spark reads them back, with its System.Timestamp, `stage_time`)."""
-    return _json_from(columns, _line_types(stream, columns), stage_time)
+    stage's row: as Spark reads them back, with its System.Timestamp, `stage_time`; `typed`:
+    a struct of the typed columns instead)."""
+    return _json_from(columns, _line_types(stream, columns), stage_time, typed)
 
 
 def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]:
@@ -294,7 +303,9 @@ def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]
 
 
 def _json_from(columns: list[Column], types: list[T.StructField],
-               stage_time: Column | None = None) -> Column:
+               stage_time: Column | None = None, typed: bool = False) -> Column:
+    if typed:
+        return F.struct(*[c.alias(f.name) for c, f in zip(columns, types)])
     if stage_time is not None:
         return stage_line([c.alias(f.name) for c, f in zip(columns, types)], stage_time)
     values = []

@@ -155,6 +155,8 @@ class BatchWriter:
     errors: ErrorLog
     stateful: bool
     count_input: bool = True  # False when another group already counts this input's events
+    metrics: object | None = None  # asaql.spark.metrics.RunMetrics (--metrics, status line)
+    name: str = ""  # the query, as metrics name it
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
     clock_us: dict = field(default_factory=dict)
@@ -176,6 +178,9 @@ class BatchWriter:
                     or (self.count_input and observation.get.get("malformed")):
                 written += self._collect(observed)
             self._add(observation.get, written)
+            if self.metrics is not None:
+                self.metrics.record(self.name, batch_id, observation.get, written,
+                                    self.count_input)
             for _, sink in self.outputs:
                 if isinstance(sink, StageSink):
                     sink.finish(batch_id, observation.get.get("out_wm"))
@@ -272,4 +277,6 @@ def _counters(stateful: bool) -> tuple:
     return (*[F.sum(F.coalesce(F.col(column), F.lit(0))).alias(name)
               for column, name in zip(C.COUNT_COLUMNS, names)],
             F.max(C.COUNT_COLUMNS[-1]).alias("clock"), F.min(C.OUT_WATERMARK).alias("out_wm"),
+            F.collect_list(C.WATERMARKS).alias("marks"),
+            F.first(C.LATE_SAMPLE, ignorenulls=True).alias("late_sample"),
             malformed, failed)

@@ -12,6 +12,7 @@ from asaql.plan.nodes import ApplyEventOrdering, AssignArrivalTime, PlanNode, Re
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
+from asaql.runtime.step import OnePass
 from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.io import read_events
 
@@ -105,3 +106,14 @@ def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame
         event_time.alias(C.EVENT_TIME),
         key.alias(C.KEY),
     )
+
+
+def apply_step(step_input: DataFrame, step, out_schema: T.StructType) -> DataFrame:
+    """The stateful step per bucket: `applyInPandasWithState` on a stream; on a batch input
+    (the embedding API), one pass per bucket with `applyInPandas`."""
+    grouped = step_input.groupBy(C.BUCKET)
+    if step_input.isStreaming:
+        return grouped.applyInPandasWithState(step, out_schema, "blob binary", "Append",
+                                              "NoTimeout")
+    one_pass = OnePass(step)
+    return grouped.applyInPandas(lambda key, frame: one_pass(key, frame), out_schema)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
@@ -79,30 +80,63 @@ def _syntax_error(error: UnexpectedInput, text: str) -> AsaqlError:
 
 def _unexpected_token(error: UnexpectedToken, text: str) -> QuerySyntaxError:
     token = error.token
-    expected = _expected(_acceptable(error, text))
+    acceptable, previous = _acceptable(error, text)
+    expected = _expected(acceptable)
+    hint = _keyword_hint(token, previous, acceptable)
     if token.type == "$END":
         line, column = _end_of_text(text)
-        return QuerySyntaxError(f"syntax error: unexpected end of query{expected}", Span.point(line, column))
+        return QuerySyntaxError(f"syntax error: unexpected end of query{expected}",
+                                Span.point(line, column), hint)
     if token.type == "SLASH" and text.startswith("/*", token.start_pos):
         return QuerySyntaxError("syntax error: a /* comment that is never closed",
                                 Span.point(token.line, token.column, 2))
+    if token.type == "SELECT" and previous is not None and previous.end_line < token.line:
+        # the next statement begins while this one is not complete: say so where it ends
+        return QuerySyntaxError(f"syntax error: the statement ends here{expected}",
+                                Span.point(previous.end_line, previous.end_column), hint)
     shown = str(token) if len(str(token)) <= 30 else str(token)[:30] + "…"
     return QuerySyntaxError(f"syntax error: unexpected '{shown}'{expected}",
-                            Span(token.line, token.column, token.end_line, token.end_column))
+                            Span(token.line, token.column, token.end_line, token.end_column), hint)
 
 
-def _acceptable(error: UnexpectedToken, text: str) -> set[str]:
-    """The terminals that could really come where the bad token is. LALR merges states, so by
-    the time lark notices the error it may have reduced past some choices (`f(a` then the end
-    would say only ')'); parse again step by step and ask the state just before that token."""
+def _acceptable(error: UnexpectedToken, text: str) -> tuple[set[str], object]:
+    """The terminals that could really come where the bad token is, and the token before it.
+    LALR merges states, so by the time lark notices the error it may have reduced past some
+    choices (`f(a` then the end would say only ')'); parse again step by step and ask the
+    state just before that token."""
+    previous = None
     try:
         interactive = parser().parse_interactive(text)
         for token in interactive.iter_parse():  # yields each token before feeding it
             if token.start_pos == error.token.start_pos and token.type == error.token.type:
                 break
-        return set(interactive.accepts())
+            previous = token
+        return set(interactive.accepts()), previous
     except Exception:  # the state's own list is wider but still a fair message
-        return set(error.expected)
+        return set(error.expected), previous
+
+
+# Keywords written as two words: the hint names both.
+_TWO_WORDS = {"GROUP": "GROUP BY", "ORDER": "ORDER BY", "PARTITION": "PARTITION BY",
+              "TIMESTAMP": "TIMESTAMP BY", "LIMIT": "LIMIT DURATION"}
+
+
+def _keyword_hint(token, previous, acceptable: set[str]) -> str | None:
+    """"did you mean FROM?" when the bad token, or the name just before it (read as an alias),
+    is a misspelled keyword that could come here."""
+    keywords = [name for name in acceptable if name.isalpha() and name.isupper()
+                and name not in _WORDS and name not in _PUNCTUATION]
+    for candidate in (token, previous):
+        if candidate is None or candidate.type != "IDENT":
+            continue
+        word = str(candidate).upper()
+        close = difflib.get_close_matches(word, keywords, n=1, cutoff=0.7)
+        if close and close[0] != word:
+            keyword = _TWO_WORDS.get(close[0], close[0])
+            where = "" if candidate is token else \
+                f" (line {candidate.line}, column {candidate.column}, read as a name)"
+            return f"did you mean {keyword} instead of '{candidate}'{where}?"
+    return None
 
 
 def _unexpected_character(error: UnexpectedCharacters, text: str) -> QuerySyntaxError:

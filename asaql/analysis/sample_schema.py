@@ -1,0 +1,81 @@
+"""The fields a sample input gives (JSON lines or CSV), read without Spark: `asaql check
+--input ALIAS=PATH` names the columns a query reads that no event of the sample has."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
+
+
+@dataclass
+class Sample:
+    fields: dict[str, dict] = field(default_factory=dict)  # lower-case name → nested fields
+    names: dict[str, str] = field(default_factory=dict)  # lower-case name → as first spelled
+
+
+def sample_fields(path: str) -> Sample | None:
+    """The fields of the sample's events (up to MAX_EVENTS); None when PATH is neither a
+    readable file nor a folder of them."""
+    files = _files(Path(path))
+    if files is None:
+        return None
+    sample = Sample()
+    seen = 0
+    for file in files:
+        for record in _records(file):
+            _merge(sample.fields, record)
+            for name in record:
+                sample.names.setdefault(str(name).lower(), str(name))
+            seen += 1
+            if seen >= MAX_EVENTS:
+                return sample
+    return sample
+
+
+def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
+    """Whether the sample has the field path; below a field that is not a record in the
+    sample (a value, or an array) every path is accepted."""
+    level = fields
+    for part in path:
+        if part.lower() not in level:
+            return False
+        level = level[part.lower()]
+        if not level:
+            return True
+    return True
+
+
+def _files(path: Path) -> list[Path] | None:
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+    return None
+
+
+def _records(file: Path):
+    try:
+        with open(file, encoding="utf-8", errors="replace", newline="") as handle:
+            if file.suffix.lower() == ".csv":
+                yield from csv.DictReader(handle)
+                return
+            for line in handle:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict):
+                    yield record
+    except OSError:
+        return
+
+
+def _merge(fields: dict[str, dict], record: dict) -> None:
+    for name, value in record.items():
+        nested = fields.setdefault(str(name).lower(), {})
+        if isinstance(value, dict):
+            _merge(nested, value)

@@ -1,0 +1,192 @@
+"""`asaql check`: every error of a query at once, without Spark.
+
+Syntax errors first (asaql/syntax/recovery.py parses again past each broken statement), then
+the analysis of every statement that parses (one error per statement: the first rule it
+breaks), then, when sample inputs are given, the inputs and the columns the query reads
+against the samples' fields. Each error has a position and, where one is close, a
+"did you mean". The report also lists the query's inputs, outputs and functions, as ASA's
+compile-query API does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass, field
+
+from asaql.analysis.analyzer import analyze
+from asaql.analysis.bound import AliasField, Field
+from asaql.analysis.joins import StreamJoin
+from asaql.analysis.laterals import ReferenceJoin
+from asaql.analysis.sample_schema import has_path, sample_fields
+from asaql.analysis.stages import is_stage
+from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
+from asaql.plan.planner import plan_statements
+from asaql.plan.policy import EventOrderingPolicy
+from asaql.syntax import ast
+from asaql.syntax.recovery import parse_all
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: str  # "error" or "warning"
+    message: str
+    span: Span | None = None
+    hint: str | None = None
+
+    def render(self, source: str, filename: str) -> str:
+        return render_located(self.severity, self.message, self.span, self.hint, source, filename)
+
+    def as_json(self) -> dict:
+        """ASA's compile-query error: message, start and end line and column, isGlobal."""
+        span = self.span
+        message = self.message if self.hint is None else f"{self.message} ({self.hint})"
+        if span is None:
+            return {"message": message, "isGlobal": True}
+        return {"message": message, "startLine": span.line, "startColumn": span.column,
+                "endLine": span.end_line, "endColumn": span.end_column, "isGlobal": False}
+
+
+@dataclass
+class Report:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    statements: int = 0
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "warning"]
+
+    def as_json(self) -> dict:
+        """The shape of ASA's compile-query result."""
+        return {"errors": [d.as_json() for d in self.errors],
+                "warnings": [d.as_json()["message"] for d in self.warnings],
+                "inputs": list(self.inputs), "outputs": list(self.outputs),
+                "functions": list(self.functions)}
+
+
+def check_query(text: str, samples: dict[str, str] | None = None,
+                references: dict[str, str | None] | None = None) -> Report:
+    """`samples`: input alias → a JSON-lines file or folder whose events give the input's
+    fields; `references`: reference data alias → its file (or None)."""
+    samples = samples or {}
+    references = references or {}
+    report = Report()
+    tree, syntax_errors = parse_all(text)
+    report.diagnostics += [_diagnostic(e) for e in syntax_errors]
+    if tree is None:
+        return report
+    errors: list[AsaqlError] = []
+    statements = analyze(tree, tuple(references), errors=errors)
+    report.diagnostics += [_diagnostic(e) for e in errors]
+    report.functions = _functions(tree)
+    if statements:
+        plan = plan_statements(statements, EventOrderingPolicy())
+        report.inputs, report.outputs = plan.input_names, plan.output_names
+        report.statements = len(statements)
+    known = {**samples, **{a: p for a, p in references.items() if p}}
+    report.diagnostics += _check_inputs(tree, samples, references)
+    report.diagnostics += _check_columns(statements, known)
+    report.diagnostics.sort(key=lambda d: (d.severity != "error", _position(d)))
+    return report
+
+
+def _diagnostic(error: AsaqlError) -> Diagnostic:
+    return Diagnostic("error", error.message, error.span, error.hint)
+
+
+def _position(d: Diagnostic) -> tuple:
+    return (d.span.line, d.span.column) if d.span is not None else (0, 0)
+
+
+def _functions(tree: ast.Query) -> tuple[str, ...]:
+    """The job functions the query calls (UDF., UDA. and the like), as ASA's compile-query
+    API lists them; built-in functions are not listed."""
+    names = {}
+    for node in _walk(tree):
+        if isinstance(node, ast.FunctionCall) and "." in node.name.name:
+            prefix, _, name = node.name.name.partition(".")
+            if prefix.lower() in ("udf", "uda"):
+                names.setdefault(node.name.name.lower(), name)
+    return tuple(names.values())
+
+
+def _check_inputs(tree: ast.Query, samples: dict, references: dict) -> list[Diagnostic]:
+    """With sample inputs given: a FROM or JOIN name that is neither a step, reference data nor
+    a sample input is a misspelling when one is close, else an input left unchecked."""
+    if not samples:
+        return []
+    steps = {step.name.key for step in tree.steps}
+    given = {a.lower(): a for a in (*samples, *references)}
+    out, seen = [], set()
+    for source in _sources(tree):
+        key = source.name.key
+        if key in steps or key in given or key in seen:
+            continue
+        seen.add(key)
+        close = difflib.get_close_matches(key, list(given) + list(steps), n=1, cutoff=0.75)
+        if close:
+            name = given.get(close[0]) or next(s.name.name for s in tree.steps
+                                                if s.name.key == close[0])
+            out.append(Diagnostic("error", f"unknown input '{source.name.name}'", source.name.span,
+                                  f"did you mean '{name}'?"))
+        else:
+            out.append(Diagnostic("warning", f"no sample for the input '{source.name.name}': "
+                                  "its columns are not checked", source.name.span,
+                                  f"--input {source.name.name}=PATH gives one"))
+    return out
+
+
+def _sources(tree: ast.Query):
+    for node in _walk(tree):
+        if isinstance(node, ast.InputSource):
+            yield node
+
+
+def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
+    """The fields each statement reads from an input with a sample that no sample event has."""
+    fields = {alias.lower(): (path, sample_fields(path)) for alias, path in samples.items()}
+    out: dict[tuple, Diagnostic] = {}
+    for statement in statements:
+        if statement.stage_input or is_stage(statement.input_name):
+            continue
+        aliases = {j.alias: j.input_name for j in statement.laterals
+                   if isinstance(j, (StreamJoin, ReferenceJoin))
+                   and not getattr(j, "stage_input", False)}
+        for node in _walk(statement):
+            if isinstance(node, Field):
+                source = statement.input_name
+            elif isinstance(node, AliasField) and node.alias in aliases:
+                source = aliases[node.alias]
+            else:
+                continue
+            path, sample = fields.get(source.lower(), (None, None))
+            if sample is None or has_path(sample.fields, node.path) or node.span is None:
+                continue
+            key = (node.span, tuple(node.path))
+            if key not in out:
+                close = difflib.get_close_matches(node.path[0].lower(), sorted(sample.names), n=1)
+                hint = f"did you mean '{sample.names[close[0]]}'?" if close else None
+                out[key] = Diagnostic(
+                    "error", f"no event of the sample of '{source}' ({path}) has a field "
+                    f"'{'.'.join(node.path)}'", node.span, hint)
+    return list(out.values())
+
+
+def _walk(node):
+    """Every dataclass node below `node` (AST, bound expressions, statements)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            yield item
+            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)
+                                   if f.name != "span"]))

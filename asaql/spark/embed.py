@@ -1,0 +1,104 @@
+"""The plan over a user's own DataFrames (asaql/api.py): each input DataFrame becomes the
+events frame the file reader gives `asaql run` (payload, then file, line, arrival, partition,
+error, raw record, control), the same lowering runs, and each output comes back as a
+DataFrame of typed columns instead of JSON lines.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.errors import ConfigurationError
+from asaql.runner import resolve_aliases
+from asaql.runtime import columns as C
+from asaql.spark.joins import JoinGroup
+from asaql.spark.reference import load_reference
+from asaql.spark.relations import group_by_source, lower_group, lower_join_group
+
+
+def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
+                  order: str | None, references: dict[str, str]) -> dict[str, DataFrame]:
+    if compiled.plan.stage_names:
+        raise ConfigurationError(
+            "this query needs two stateful steps in a row (a stage: see the README), which "
+            "runs as two streaming queries; the embedding API gives one DataFrame per output "
+            "of a single step so far: run it with `asaql run`")
+    given = resolve_aliases(compiled.input_names, dict(inputs), "input")
+    missing = [name for name in compiled.input_names if name not in given]
+    if missing:
+        raise ConfigurationError(f"no DataFrame given for input '{missing[0]}'")
+    tables = {alias.lower(): load_reference(spark, alias, path)
+              for alias, path in resolve_aliases(compiled.reference_names, references,
+                                                 "reference").items()}
+    unknown = [name for name in compiled.reference_names if name.lower() not in tables]
+    if unknown:
+        raise ConfigurationError(f"no file given for reference data '{unknown[0]}'")
+    buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    events = {alias: _events(spark, frame, arrival, partition, order)
+              for alias, frame in given.items()}
+    payloads = {alias: _payload_schema(frame) for alias, frame in given.items()}
+    frames: dict[str, list[DataFrame]] = {}
+    for group in group_by_source(compiled.plan):
+        if isinstance(group, JoinGroup):
+            sides = (group.input_alias, group.right_alias)
+            lowered = lower_join_group(
+                spark, group, ("", ""), tuple(payloads[a] for a in sides), ("", ""), None,
+                ((), ()), buckets, tables, events=tuple(events[a] for a in sides), typed=True)
+        else:
+            alias = group.input_alias
+            lowered = lower_group(spark, group, "", payloads[alias], "", None, (), buckets,
+                                  tables, events=events[alias], typed=True)
+        for write, lines in lowered.outputs:
+            frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
+    return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+            for name, parts in frames.items()}
+
+
+def _payload_schema(frame: DataFrame) -> T.StructType:
+    return T.StructType([f for f in frame.schema.fields if not f.name.startswith("asaql__")])
+
+
+def _events(spark: SparkSession, frame: DataFrame, arrival: str, partition: str,
+            order: str | None) -> DataFrame:
+    """A user's DataFrame as the events frame `read_events` gives (asaql/spark/io.py)."""
+    payload = [f.name for f in frame.schema.fields if not f.name.startswith("asaql__")]
+    names = {name.lower(): name for name in payload}
+    arrival_value = F.col(f"`{names[arrival.lower()]}`").cast("timestamp") \
+        if arrival.lower() in names else F.current_timestamp()
+    partition_value = F.coalesce(F.col(f"`{names[partition.lower()]}`").cast("bigint"),
+                                 F.lit(0).cast("bigint")) \
+        if partition.lower() in names else F.lit(0).cast("bigint")
+    line = F.col(f"`{order}`").cast("bigint") if order else F.lit(0).cast("bigint")
+    error = F.when(arrival_value.isNull(), F.lit("the arrival time is missing or not a datetime"))
+    events = frame.select(
+        *[F.col(f"`{name}`") for name in payload],
+        F.lit("").alias(C.FILE), line.alias(C.LINE), arrival_value.alias(C.ARRIVAL),
+        partition_value.alias(C.PARTITION), error.alias(C.ERROR),
+        F.when(error.isNotNull(), F.to_json(F.struct(*[F.col(f"`{n}`") for n in payload])))
+        .alias(C.RAW),
+        F.lit(None).cast("string").alias(C.CONTROL))
+    if frame.isStreaming:
+        return events
+    # A batch input has ended: its end closes every window, as at the end of a finite run.
+    nullable = T.StructType([T.StructField(f.name, f.dataType, True) for f in events.schema])
+    end = spark.createDataFrame([tuple(None for _ in events.columns)], nullable) \
+        .withColumn(C.CONTROL, F.lit(C.CONTROL_END))
+    return events.unionByName(end)
+
+
+def _rows(stream: DataFrame, lines) -> DataFrame:
+    """An output's rows: one per row the statement keeps, or per partner combination."""
+    kept = stream.where(lines.condition)
+    if lines.combinations is None:
+        return kept.select(lines.line.alias("asaql_row")).select("asaql_row.*")
+
+    def choose(combo):
+        keep, row, _ = lines.per_combination(combo)
+        return F.struct(keep.alias("keep"), row.alias("row"))
+
+    chosen = F.filter(F.transform(lines.combinations, choose), lambda e: e["keep"])
+    return kept.select(F.explode(chosen).alias("asaql_e")).select("asaql_e.row.*")

@@ -1,0 +1,134 @@
+"""What `asaql run` reports while it runs: ASA's job metrics per micro-batch (`--metrics PATH`,
+JSON lines), a status line on a terminal, and ASA's diagnostics in their spirit: a late input
+event, with where it was read, and an input partition that holds the combined watermark back.
+
+Metric names are ASA's: Input Events, Output Events, Late Input Events, Early Input Events,
+Out-of-Order Events, Watermark Delay (wall clock − watermark, seconds), and the watermark of
+each partition (or substream). One line per micro-batch of each streaming query.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from typing import TextIO
+
+from asaql.spark.io import file_display_name
+
+# A partition whose watermark is this far behind the most advanced one, while holding the
+# combined watermark back, is reported as not progressing (ASA: InputPartitionNotProgressing).
+NOT_PROGRESSING_US = 60_000_000
+
+
+def iso(us: int | None) -> str | None:
+    if us is None:
+        return None
+    return datetime.fromtimestamp(us / 1_000_000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class RunMetrics:
+    """Shared by the queries of a run (their writers call `record` from Spark's threads)."""
+
+    def __init__(self, path: str | None = None, status: TextIO | None = None,
+                 diagnostics: TextIO | None = None):
+        self.path = path
+        self.status = status  # a terminal: the live status line
+        self.diagnostics = diagnostics if diagnostics is not None else sys.stderr
+        self.lock = threading.Lock()
+        self.totals = {"Input Events": 0, "Output Events": 0, "Late Input Events": 0,
+                       "Early Input Events": 0, "Out-of-Order Events": 0}
+        self.watermarks: dict[str, int] = {}
+        self.reported: set = set()
+        if path:
+            open(path, "w", encoding="utf-8").close()
+
+    def record(self, query: str, batch_id: int, seen: dict, written: int,
+               count_input: bool) -> None:
+        now = time.time()
+        marks = _merge([json.loads(m) for m in seen.get("marks") or [] if m])
+        watermark = marks.pop("*", None)
+        if watermark is None and marks:
+            watermark = min(v for k, v in marks.items() if k not in ("min", "max", "keys"))
+        line = {
+            "time": iso(int(now * 1_000_000)), "query": query, "batch": batch_id,
+            "Input Events": (seen.get("input") or 0) if count_input else 0,
+            "Output Events": written,
+            "Late Input Events": seen.get("late") or 0,
+            "Early Input Events": seen.get("early") or 0,
+            "Out-of-Order Events": seen.get("ooo") or 0,
+            "Dropped Events": seen.get("dropped") or 0,
+            "Malformed Events": (seen.get("malformed") or 0) if count_input else 0,
+            "Watermark": iso(watermark),
+            "Watermark Delay": None if watermark is None else round(now - watermark / 1e6, 3),
+        }
+        by_key = {k: iso(v) if k != "keys" else v for k, v in marks.items()}
+        line["Substream Watermarks" if any(k.startswith("[") for k in marks)
+             else "Partition Watermarks"] = by_key
+        with self.lock:
+            for name in self.totals:
+                self.totals[name] += line[name]
+            if watermark is not None:
+                self.watermarks[query] = watermark
+            if self.path:
+                with open(self.path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(line) + "\n")
+            self._diagnose(query, seen.get("late_sample"), marks)
+            if self.status is not None:
+                self._status(line)
+
+    def _diagnose(self, query: str, sample: str | None, marks: dict) -> None:
+        if sample and ("late", query) not in self.reported:
+            self.reported.add(("late", query))
+            event = json.loads(sample)
+            self._say(f"late input event ({query}): {file_display_name(event['file'])}:"
+                      f"{event['line']}, partition "
+                      f"{event['partition']}, event time {iso(event['eventTime'])}, arrived "
+                      f"{iso(event['arrival'])}; its System.Timestamp was adjusted or it was "
+                      "dropped by the late arrival policy (further ones are counted only)")
+        partitions = {k: v for k, v in marks.items() if k not in ("min", "max", "keys")}
+        if len(partitions) > 1:
+            slowest = min(partitions, key=partitions.get)
+            lag = max(partitions.values()) - partitions[slowest]
+            key = ("stalled", query, slowest)
+            if lag > NOT_PROGRESSING_US and key not in self.reported:
+                self.reported.add(key)
+                self._say(f"input partition not progressing ({query}): partition {slowest} is at "
+                          f"{iso(partitions[slowest])}, {lag / 1e6:.0f} s behind the others, and "
+                          "holds the combined watermark back")
+
+    def _say(self, text: str) -> None:
+        if self.status is not None:
+            self.status.write("\r\033[K")
+        self.diagnostics.write(f"asaql: {text}\n")
+        self.diagnostics.flush()
+
+    def _status(self, line: dict) -> None:
+        t = self.totals
+        watermark = min(self.watermarks.values()) if self.watermarks else None
+        delay = "" if watermark is None else f", delay {time.time() - watermark / 1e6:,.1f} s"
+        self.status.write(
+            f"\r\033[Kasaql: {t['Input Events']:,} in, {t['Output Events']:,} out, "
+            f"watermark {iso(watermark) or '-'}{delay}, late {t['Late Input Events']:,}, "
+            f"early {t['Early Input Events']:,}, out of order {t['Out-of-Order Events']:,}")
+        self.status.flush()
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.write("\r\033[K")
+            self.status.flush()
+
+
+def _merge(parts: list[dict]) -> dict:
+    """The watermarks of a query's buckets: one map (a join's sides keep their names)."""
+    out: dict = {}
+    for part in parts:
+        for key, value in part.items():
+            if isinstance(value, dict):
+                for inner, mark in value.items():
+                    out[f"{key}/{inner}"] = mark
+            else:
+                out[key] = value
+    return out
