@@ -75,7 +75,7 @@ def check_query(text: str, samples: dict[str, str] | None = None,
                 references: dict[str, str | None] | None = None) -> Report:
     """`samples`: input alias → a JSON-lines file or folder whose events give the input's
     fields; `references`: reference data alias → its file (or None)."""
-    samples = samples or {}
+    samples = dict(samples or {})
     references = references or {}
     report = Report()
     tree, syntax_errors = parse_all(text)
@@ -90,6 +90,14 @@ def check_query(text: str, samples: dict[str, str] | None = None,
         plan = plan_statements(statements, EventOrderingPolicy())
         report.inputs, report.outputs = plan.input_names, plan.output_names
         report.statements = len(statements)
+    if "" in samples:  # `--input PATH` alone: the query's one input
+        path = samples.pop("")
+        if len(report.inputs) == 1:
+            samples[report.inputs[0]] = path
+        else:
+            report.diagnostics.append(Diagnostic(
+                "warning", f"the sample {path} is not checked: the query reads "
+                f"{len(report.inputs)} inputs, name it with --input ALIAS=PATH"))
     known = {**samples, **{a: p for a, p in references.items() if p}}
     report.diagnostics += _check_inputs(tree, samples, references)
     report.diagnostics += _check_columns(statements, known)
@@ -154,18 +162,7 @@ def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
     fields = {alias.lower(): (path, sample_fields(path)) for alias, path in samples.items()}
     out: dict[tuple, Diagnostic] = {}
     for statement in statements:
-        if statement.stage_input or is_stage(statement.input_name):
-            continue
-        aliases = {j.alias: j.input_name for j in statement.laterals
-                   if isinstance(j, (StreamJoin, ReferenceJoin))
-                   and not getattr(j, "stage_input", False)}
-        for node in _walk(statement):
-            if isinstance(node, Field):
-                source = statement.input_name
-            elif isinstance(node, AliasField) and node.alias in aliases:
-                source = aliases[node.alias]
-            else:
-                continue
+        for node, source in _fields_read(statement):
             path, sample = fields.get(source.lower(), (None, None))
             if sample is None or has_path(sample.fields, node.path) or node.span is None:
                 continue
@@ -177,6 +174,31 @@ def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
                     "error", f"no event of the sample of '{source}' ({path}) has a field "
                     f"'{'.'.join(node.path)}'", node.span, hint)
     return list(out.values())
+
+
+def _fields_read(statement):
+    """(Field or AliasField, the input it reads) for every field reference of a statement:
+    Fields read the statement's input, AliasFields a joined input; a JOIN's own TIMESTAMP BY
+    and OVER read the joined input."""
+    own = None if statement.stage_input or is_stage(statement.input_name) \
+        else statement.input_name
+    joined = {j.alias: j.input_name for j in statement.laterals
+              if isinstance(j, (StreamJoin, ReferenceJoin)) and not getattr(j, "stage_input", False)}
+    parts = [getattr(statement, f.name) for f in dataclasses.fields(statement)
+             if f.name not in ("laterals", "span")]
+    for lateral in statement.laterals:
+        if isinstance(lateral, StreamJoin):
+            for node in _walk((lateral.timestamp_by, lateral.over)):
+                if isinstance(node, Field) and lateral.alias in joined:
+                    yield node, joined[lateral.alias]
+            parts.append((lateral.keys, lateral.residual))
+        else:
+            parts.append(lateral)
+    for node in _walk(parts):
+        if isinstance(node, Field) and own is not None:
+            yield node, own
+        elif isinstance(node, AliasField) and node.alias in joined:
+            yield node, joined[node.alias]
 
 
 def _walk(node):

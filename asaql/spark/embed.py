@@ -37,6 +37,9 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
     unknown = [name for name in compiled.reference_names if name.lower() not in tables]
     if unknown:
         raise ConfigurationError(f"no file given for reference data '{unknown[0]}'")
+    # ASA's semantics need UTC datetimes and conversions that give NULL rather than fail
+    for key, value in SEMANTIC_CONF.items():
+        spark.conf.set(key, value)
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     events = {alias: _events(spark, frame, arrival, partition, order)
               for alias, frame in given.items()}
@@ -56,6 +59,10 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
             frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
     return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
             for name, parts in frames.items()}
+
+
+# Session settings the lowering relies on (set on the user's session: documented in the README)
+SEMANTIC_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "false"}
 
 
 def _payload_schema(frame: DataFrame) -> T.StructType:

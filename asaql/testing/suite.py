@@ -208,7 +208,7 @@ def _relative(base: Path, file: str) -> Path:
 
 def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spark,
                   policy: EventOrderingPolicy) -> list[CaseResult]:
-    """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.json."""
+    """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl."""
     from asaql.compiler import compile_query
     from asaql.runner import RunOptions, run
 
@@ -223,7 +223,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
             compiled = compile_query(text, policy, tuple(references))
             folder = output_dir / _safe(case.name)
             folder.mkdir(parents=True, exist_ok=True)
-            outputs = {name: str(folder / f"{name}.json") for name in compiled.output_names}
+            outputs = {name: str(folder / f"{name}.jsonl") for name in compiled.output_names}
             with tempfile.TemporaryDirectory(prefix="asaql-test-") as tmp:
                 streams = {a: _as_json_lines(p, fmt, Path(tmp) / a)
                            for a, (p, kind, fmt) in case.inputs.items() if a not in references}
