@@ -119,8 +119,9 @@ def _describe(node: PlanNode) -> str:
     if isinstance(node, ApplyEventOrdering):
         key = ("substream " + ", ".join(expression_text(e) for e in node.substream)
                if node.substream else "PartitionId")
-        scope = "partitions progress independently" if node.partition_by_partition_id \
-            else "partitions combined"
+        scope = {"substream": "each substream progresses on its own",
+                 "partition": "partitions progress independently",
+                 "combined": "partitions combined"}[watermark_scope(node)]
         return (f"ApplyEventOrdering System.Timestamp = {expression_text(node.event_time)} "
                 f"per {key} in arrival order; {node.policy.describe()}; {scope}")
     if isinstance(node, AssignArrivalTime):
