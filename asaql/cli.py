@@ -94,6 +94,24 @@ _REFERENCE_HELP = ("An input that is reference data (a static table: JSON lines,
                    "header row), joined without DATEDIFF.")
 
 
+def _policy_options(command):
+    """--late, --ooo, --early, --action and --job-config (run, explain): see `_policy`."""
+    options = [
+        click.option("--late", default=None, help="Late arrival tolerance [default: 5s]."),
+        click.option("--ooo", default=None, help="Out-of-order tolerance [default: 0s]."),
+        click.option("--early", default=None,
+                     help="Early arrival limit, or 'none' [default: 5m]."),
+        click.option("--action", type=click.Choice(["adjust", "drop"]), default=None,
+                     help="What happens to late and out-of-order events [default: adjust]."),
+        click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
+                     help="An ASA JobConfig.json: its late, out-of-order and policy settings "
+                          "(the flags above win)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.group(cls=AsaqlGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="asaql")
 def cli() -> None:
@@ -106,14 +124,7 @@ def cli() -> None:
               help="A .jsonl/.json file or folder for an input alias (PATH alone for a single input).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
-@click.option("--late", default=None, help="Late arrival tolerance [default: 5s].")
-@click.option("--ooo", default=None, help="Out-of-order tolerance [default: 0s].")
-@click.option("--early", default=None, help="Early arrival limit, or 'none' [default: 5m].")
-@click.option("--action", type=click.Choice(["adjust", "drop"]), default=None,
-              help="What happens to late and out-of-order events [default: adjust].")
-@click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
-              help="An ASA JobConfig.json: its late, out-of-order and policy settings (the "
-                   "flags above win).")
+@_policy_options
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
               help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
 @click.option("--checkpoint", type=click.Path(file_okay=False), help="Spark checkpoint folder (resume).")
@@ -258,13 +269,7 @@ Examples:
   asaql explain samples/iot_devices/query.sql --spark --input samples/iot_devices/input.jsonl
 """)
 @click.argument("query", type=click.Path(dir_okay=False))
-@click.option("--late", default=None, help="Late arrival tolerance [default: 5s].")
-@click.option("--ooo", default=None, help="Out-of-order tolerance [default: 0s].")
-@click.option("--early", default=None, help="Early arrival limit, or 'none' [default: 5m].")
-@click.option("--action", type=click.Choice(["adjust", "drop"]), default=None,
-              help="What happens to late and out-of-order events [default: adjust].")
-@click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
-              help="An ASA JobConfig.json: its late, out-of-order and policy settings.")
+@_policy_options
 @click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=_REFERENCE_HELP)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True)

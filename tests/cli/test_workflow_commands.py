@@ -199,3 +199,12 @@ def test_the_explain_outputs_in_the_docs_are_what_explain_prints():
         result = invoke("explain", *arguments)
         assert result.exit_code == 0, result.output
         assert result.stdout.rstrip() == shown, args
+
+
+def test_explain_in_a_real_process():
+    result = subprocess.run([sys.executable, "-m", "asaql.cli", "explain", str(IOT / "query.sql"),
+                             "--format", "json", "--ooo", "2s"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outputs"][0]["output"] == "alerts"
+    assert '"ooo": "2s"' in result.stdout

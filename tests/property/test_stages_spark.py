@@ -33,6 +33,8 @@ import reference_analytics as ra
 import reference_policy as ref
 import reference_windows as rw
 from asaql.testing import golden
+import test_analytics_spark as analytics
+from test_analytics_spark import write_case
 from test_policy_spark import ARRIVAL_STEPS_S, OFFSETS_MS, SECOND_MS, iso_ms
 
 S = 1_000_000
@@ -78,12 +80,7 @@ class Scenario:
             lines.append(f"max_files_per_trigger = {max_files_per_trigger}")
         return "\n".join(lines) + "\n"
 
-    def files(self) -> list[tuple[str, list[dict]]]:
-        files, start = [], 0
-        for number, size in enumerate(self.file_sizes):
-            files.append((f"part-{number:03d}.jsonl", list(self.records[start:start + size])))
-            start += size
-        return files
+    files = analytics.Scenario.files  # records cut by file_sizes, in name order
 
 
 @st.composite
@@ -114,17 +111,6 @@ def scenarios(draw) -> Scenario:
         draw(st.booleans()), draw(st.integers(1, 10)), second_size,
         draw(st.sampled_from([second_size, max(1, second_size // 2)])),
         draw(st.integers(1, 20)), draw(st.integers(1, 15)))
-
-
-def write_case(scenario: Scenario, case_dir: Path, max_files_per_trigger: int | None) -> Path:
-    (case_dir / "input").mkdir(parents=True)
-    (case_dir / "query.sql").write_text(scenario.query(), encoding="utf-8")
-    (case_dir / "case.toml").write_text(scenario.case_toml(max_files_per_trigger), encoding="utf-8")
-    for number, (name, records) in enumerate(scenario.files()):
-        path = case_dir / "input" / name
-        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-        os.utime(path, (1_600_000_000 + number, 1_600_000_000 + number))
-    return case_dir
 
 
 class Stamped:
