@@ -302,14 +302,11 @@ def _ast_walk(nodes):
                 yield from _ast_walk(value if isinstance(value, tuple) else (value,))
 
 
-def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryContext,
-                   windowed_step: bool = False) -> tuple:
+def _bind_laterals(s: ast.SelectStatement, binder: "_Binder", context: _QueryContext) -> tuple:
     """JOINs with reference data and APPLY operators, left to right: each ON or APPLY
     argument sees the input and the aliases before it."""
     laterals = []
     for item in s.joins:
-        if windowed_step:
-            _unsupported("JOINs and APPLY over a step that aggregates", item.span)
         if isinstance(item, ast.Apply):
             laterals.append(_bind_apply(item, binder))
         else:
@@ -488,15 +485,11 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
             "have their System.Timestamp", source.timestamp_by.span)
     partitioned = step.partition_by_partition_id or _partitioned(source)
     binder = _Binder(source.reference_name, step=step, step_name=source.name.name)
-    laterals = step.laterals + _bind_laterals(s, binder, context,
-                                              windowed_step=step.aggregation is not None)
+    laterals = step.laterals + _bind_laterals(s, binder, context)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if step.aggregation is not None:
-        if s.group_by is not None:
-            raise UnsupportedFeatureError(
-                "GROUP BY over a step that already aggregates is not supported yet",
-                s.group_by.span, hint=_LATER)
-        binder.analytics_over_step = "a step that aggregates"
+        # A SELECT that groups, joins, applies or has analytic functions reads such a step as
+        # a stage (_needs_stage): here it only filters and projects the step's window rows.
         where = binder.bind(s.where, analytics=True) if s.where is not None else None
         aggregation = dataclasses.replace(step.aggregation,
                                           having=_and(step.aggregation.having, where))
