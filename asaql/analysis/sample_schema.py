@@ -8,6 +8,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asaql.errors import ConfigurationError
+from asaql.input_files import input_files
+
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
 
 
@@ -18,10 +21,11 @@ class Sample:
 
 
 def sample_fields(path: str) -> Sample | None:
-    """The fields of the sample's events (up to MAX_EVENTS); None when PATH is neither a
-    readable file nor a folder of them."""
-    files = _files(Path(path))
-    if files is None:
+    """The fields of the sample's events (up to MAX_EVENTS), read from the files `asaql run`
+    reads for PATH; None when PATH does not exist."""
+    try:
+        files = input_files(path)
+    except ConfigurationError:
         return None
     sample = Sample()
     seen = 0
@@ -47,14 +51,6 @@ def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
         if not level:
             return True
     return True
-
-
-def _files(path: Path) -> list[Path] | None:
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-    return None
 
 
 def _records(file: Path):

@@ -16,7 +16,8 @@ from pyspark.sql import types as T
 
 from asaql.analysis.stages import is_stage
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
-from asaql.spark.io import discover_partitions, infer_payload_schema, input_files
+from asaql.input_files import input_files
+from asaql.spark.io import discover_partitions, infer_payload_schema
 from asaql.spark.joins import JoinGroup
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.reference import load_reference

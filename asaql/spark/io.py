@@ -16,22 +16,12 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
+from asaql.input_files import input_files
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 
-INPUT_SUFFIXES = (".jsonl", ".json")
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
-
-
-def input_files(path: str) -> list[Path]:
-    """The JSON-lines files of an input: the file itself or the folder's files in name order."""
-    p = Path(path)
-    if p.is_file():
-        return [p]
-    if p.is_dir():
-        return sorted(f for f in p.iterdir() if f.is_file() and f.suffix in INPUT_SUFFIXES)
-    raise ConfigurationError(f"input not found: {path}")
 
 
 def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:

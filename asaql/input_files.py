@@ -1,0 +1,20 @@
+"""Which files an input path stands for: shared by the Spark reader and `asaql check`'s
+samples (this module imports no pyspark, so `check` stays fast)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from asaql.errors import ConfigurationError
+
+INPUT_SUFFIXES = (".jsonl", ".json")
+
+
+def input_files(path: str) -> list[Path]:
+    """The JSON-lines files of an input: the file itself or the folder's files in name order."""
+    p = Path(path)
+    if p.is_file():
+        return [p]
+    if p.is_dir():
+        return sorted(f for f in p.iterdir() if f.is_file() and f.suffix in INPUT_SUFFIXES)
+    raise ConfigurationError(f"input not found: {path}")
