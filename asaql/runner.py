@@ -12,6 +12,7 @@ from typing import TextIO
 
 from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
+from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 
 @dataclass
@@ -28,18 +29,6 @@ class RunOptions:
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
-
-
-def resolve_aliases(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:
-    """Match --input/--output aliases to the query's names, case-insensitively as ASA does."""
-    by_key = {name.lower(): name for name in names}
-    resolved = {}
-    for alias, path in given.items():
-        if alias.lower() not in by_key:
-            known = ", ".join(names) or "none"
-            raise ConfigurationError(f"unknown {what} alias '{alias}' (the query's {what}s: {known})")
-        resolved[by_key[alias.lower()]] = path
-    return resolved
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

@@ -25,16 +25,8 @@ from __future__ import annotations
 import dataclasses
 
 from asaql.analysis.bound import AnalyticCall, Field, transform
+from asaql.core.stages import STAGE_MARK, is_stage, stage_name  # noqa: F401
 
-STAGE_MARK = "#"  # stage names start with it: no input or output of a query can
-
-
-def is_stage(name: str) -> bool:
-    return name.startswith(STAGE_MARK)
-
-
-def stage_name(label: str) -> str:
-    return STAGE_MARK + label
 
 
 def split_aggregation(statement, name: str):

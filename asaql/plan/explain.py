@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from asaql.analysis.analyzer import AllFields, OutputColumn
-from asaql.analysis.stages import is_stage
+from asaql.core.stages import is_stage
+from asaql.plan.clauses import AllFields, OutputColumn
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, ReadStage, WindowAggregate,
-    WriteOutput,
+    WriteOutput, watermark_scope,
 )
-from asaql.plan.planner import watermark_scope
 from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
 

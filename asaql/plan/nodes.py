@@ -1,5 +1,8 @@
 """Logical plan operators. Pure data: no Spark here.
 
+Expressions are plan expressions (asaql/plan/expressions.py), joins and output columns plan
+clauses (asaql/plan/clauses.py): a backend reads this package and nothing above it.
+
 Equal subtrees are equal values, so statements that read the same input with the same
 TIMESTAMP BY share one event-ordering step when lowered.
 """
@@ -8,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asaql.analysis.stages import is_stage
+from asaql.core.stages import is_stage
 from asaql.errors import InternalError
 from asaql.plan.policy import EventOrderingPolicy
 
@@ -91,7 +94,7 @@ class EvaluateAnalytics(PlanNode):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JoinStreams(PlanNode):
-    """A JOIN of two streams (`join`, an asaql.analysis.joins.StreamJoin): each event of the
+    """A JOIN of two streams (`join`, a StreamJoin clause): each event of the
     left input (`input`) with the events of the right input (`right`) whose System.Timestamp is
     within the DATEDIFF bound of its own and that match ON; a pair's System.Timestamp is the
     later of the two. A left event's pairs are complete once the right input's watermark
@@ -110,8 +113,8 @@ class JoinStreams(PlanNode):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class JoinReference(PlanNode):
-    """Each event with the rows of a reference data input that match ON (`join`, an
-    asaql.analysis.laterals.ReferenceJoin): once per match; with LEFT JOIN, once with NULLs
+    """Each event with the rows of a reference data input that match ON (`join`, a
+    ReferenceJoin clause): once per match; with LEFT JOIN, once with NULLs
     when none does. Reference data is a static table, loaded when the run starts."""
 
     input: PlanNode
@@ -125,7 +128,7 @@ class JoinReference(PlanNode):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ApplyToElements(PlanNode):
     """CROSS / OUTER APPLY: each event once per element of an array (or property of a
-    record) it holds (`apply`, an asaql.analysis.laterals.ApplyElements)."""
+    record) it holds (`apply`, an ApplyElements clause)."""
 
     input: PlanNode
     apply: object
@@ -153,7 +156,7 @@ class WindowAggregate(PlanNode):
     AggregateRef and System.Timestamp only."""
 
     input: PlanNode
-    window: object  # asaql.analysis.windows.WindowSpec
+    window: object  # asaql.core.windows.WindowSpec
     group_by: tuple
     aggregates: tuple
     watermark: str  # 'combined', 'partition' or 'substream'
@@ -215,6 +218,14 @@ def timestamped_source(node: PlanNode) -> PlanNode:
             raise InternalError(f"no System.Timestamp below {type(node).__name__}")
         node = node.children[0]
     return node
+
+
+def watermark_scope(source) -> str:
+    """Which watermark closes windows over the node that assigns System.Timestamp (SEMANTICS.md,
+    "Watermarks and output"): each substream's, each partition's, or the partitions' combined."""
+    if getattr(source, "substream", ()):
+        return "substream"
+    return "partition" if getattr(source, "partition_by_partition_id", False) else "combined"
 
 
 @dataclass(frozen=True, slots=True)

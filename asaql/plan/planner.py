@@ -1,4 +1,5 @@
-"""Bound statements → logical plan."""
+"""Bound statements → logical plan. Every expression and clause the plan holds is translated
+to plan nodes here (asaql/plan/translate.py): the plan is the whole contract with a backend."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from asaql.analysis.laterals import ApplyElements
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, Project, ReadInput, ReadStage, WindowAggregate,
-    WriteOutput,
+    WriteOutput, watermark_scope,
 )
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.plan.translate import to_plan
 
 
 def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderingPolicy) -> Plan:
@@ -26,27 +28,27 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
     source = node
     calls = analytic_calls(s)
     if calls:  # ASA: before JOIN, WHERE and GROUP BY
-        node = EvaluateAnalytics(input=node, calls=calls, watermark=watermark_scope(source))
+        node = EvaluateAnalytics(input=node, calls=to_plan(calls), watermark=watermark_scope(source))
     for lateral in s.laterals:
         if isinstance(lateral, StreamJoin):
             right = ReadStage(alias=lateral.input_name) if lateral.stage_input else \
                 _timestamped(lateral.input_name, lateral.timestamp_by, lateral.over,
                              lateral.partition_by_partition_id, policy)
-            node = JoinStreams(input=node, right=right, join=lateral,
+            node = JoinStreams(input=node, right=right, join=to_plan(lateral),
                                watermark=watermark_scope(source))
         elif isinstance(lateral, ApplyElements):
-            node = ApplyToElements(input=node, apply=lateral)
+            node = ApplyToElements(input=node, apply=to_plan(lateral))
         else:
-            node = JoinReference(input=node, join=lateral)
+            node = JoinReference(input=node, join=to_plan(lateral))
     if s.where is not None:
-        node = Filter(input=node, predicate=s.where)
+        node = Filter(input=node, predicate=to_plan(s.where))
     if s.aggregation is not None:
         a = s.aggregation
-        node = WindowAggregate(input=node, window=a.window, group_by=a.group_by,
-                               aggregates=a.aggregates, watermark=watermark_scope(source))
+        node = WindowAggregate(input=node, window=to_plan(a.window), group_by=to_plan(a.group_by),
+                               aggregates=to_plan(a.aggregates), watermark=watermark_scope(source))
         if a.having is not None:
-            node = Filter(input=node, predicate=a.having)
-    node = Project(input=node, columns=s.columns)
+            node = Filter(input=node, predicate=to_plan(a.having))
+    node = Project(input=node, columns=to_plan(s.columns))
     return WriteOutput(input=node, output=s.output)
 
 
@@ -57,13 +59,5 @@ def _timestamped(input_name: str, timestamp_by, over, partitioned: bool,
     node = ReadInput(alias=input_name)
     if timestamp_by is None:
         return AssignArrivalTime(input=node, partition_by_partition_id=partitioned)
-    return ApplyEventOrdering(input=node, event_time=timestamp_by, substream=over,
+    return ApplyEventOrdering(input=node, event_time=to_plan(timestamp_by), substream=to_plan(over),
                               partition_by_partition_id=partitioned, policy=policy)
-
-
-def watermark_scope(source) -> str:
-    """Which watermark closes windows over the node that assigns System.Timestamp (SEMANTICS.md,
-    "Watermarks and output"): each substream's, each partition's, or the partitions' combined."""
-    if getattr(source, "substream", ()):
-        return "substream"
-    return "partition" if getattr(source, "partition_by_partition_id", False) else "combined"

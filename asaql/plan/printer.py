@@ -1,17 +1,15 @@
-"""Bound expressions back to ASA text, for explain output and messages."""
+"""Plan expressions back to ASA text, for explain output and messages."""
 
 from __future__ import annotations
 
 from functools import singledispatch
 
-from asaql.analysis.bound import (
+from asaql.core.windows import HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow
+from asaql.plan import expressions as E
+from asaql.plan.expressions import (
     AggregateCall, AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
 )
-from asaql.analysis.windows import (
-    HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow,
-)
 from asaql.plan.policy import format_duration
-from asaql.syntax import ast
 
 
 @singledispatch
@@ -35,12 +33,12 @@ def _(node: FieldAccess) -> str:
 
 
 @expression_text.register
-def _(node: ast.ColumnRef) -> str:
+def _(node: E.ColumnRef) -> str:
     return node.dotted
 
 
 @expression_text.register
-def _(node: ast.Literal) -> str:
+def _(node: E.Literal) -> str:
     if node.value is None:
         return "NULL"
     if isinstance(node.value, str):
@@ -49,50 +47,50 @@ def _(node: ast.Literal) -> str:
 
 
 @expression_text.register
-def _(node: ast.SystemTimestamp) -> str:
+def _(node: E.SystemTimestamp) -> str:
     return "System.Timestamp()"
 
 
 @expression_text.register
-def _(node: ast.UnaryOp) -> str:
+def _(node: E.UnaryOp) -> str:
     sep = " " if node.op == "NOT" else ""
     return f"{node.op}{sep}{expression_text(node.operand)}"
 
 
 @expression_text.register
-def _(node: ast.BinaryOp) -> str:
+def _(node: E.BinaryOp) -> str:
     return f"({expression_text(node.left)} {node.op} {expression_text(node.right)})"
 
 
 @expression_text.register
-def _(node: ast.IsNull) -> str:
+def _(node: E.IsNull) -> str:
     return f"{expression_text(node.operand)} IS {'NOT ' if node.negated else ''}NULL"
 
 
 @expression_text.register
-def _(node: ast.Like) -> str:
+def _(node: E.Like) -> str:
     return f"{expression_text(node.operand)} {'NOT ' if node.negated else ''}LIKE {expression_text(node.pattern)}"
 
 
 @expression_text.register
-def _(node: ast.InList) -> str:
+def _(node: E.InList) -> str:
     items = ", ".join(expression_text(i) for i in node.items)
     return f"{expression_text(node.operand)} {'NOT ' if node.negated else ''}IN ({items})"
 
 
 @expression_text.register
-def _(node: ast.Between) -> str:
+def _(node: E.Between) -> str:
     return (f"{expression_text(node.operand)} {'NOT ' if node.negated else ''}BETWEEN "
             f"{expression_text(node.low)} AND {expression_text(node.high)}")
 
 
 @expression_text.register
-def _(node: ast.Cast) -> str:
+def _(node: E.Cast) -> str:
     return f"{'TRY_CAST' if node.try_cast else 'CAST'}({expression_text(node.operand)} AS {node.type_name})"
 
 
 @expression_text.register
-def _(node: ast.Case) -> str:
+def _(node: E.Case) -> str:
     parts = ["CASE"] + ([expression_text(node.operand)] if node.operand is not None else [])
     for when in node.whens:
         parts.append(f"WHEN {expression_text(when.condition)} THEN {expression_text(when.result)}")
@@ -102,12 +100,12 @@ def _(node: ast.Case) -> str:
 
 
 @expression_text.register
-def _(node: ast.NameArgument) -> str:
+def _(node: E.NameArgument) -> str:
     return node.name
 
 
 @expression_text.register
-def _(node: ast.FunctionCall) -> str:
+def _(node: E.FunctionCall) -> str:
     return f"{node.name.name.upper()}({', '.join(expression_text(a) for a in node.args)})"
 
 

@@ -29,7 +29,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from asaql.analysis.windows import SessionWindow
+from asaql.core.windows import SessionWindow
 from asaql.runtime import columns as C
 from asaql.runtime.aggregates import AggregateSpec, compute
 from asaql.runtime.analytics import AnalyticSpec, evaluate

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from asaql.analysis.windows import (
+from asaql.core.windows import (
     HoppingWindow, SessionWindow, SlidingWindow, SnapshotWindow, TumblingWindow,
 )
 

@@ -10,11 +10,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import AnalyticCall
+from asaql.plan.expressions import AnalyticCall, SystemTimestamp
 from asaql.runtime import columns as C
 from asaql.runtime.analytics import TIMESTAMP, AnalyticSpec
 from asaql.spark.expressions import Scope, lower_expr
-from asaql.syntax import ast
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -73,7 +72,7 @@ def _value(call: AnalyticCall, prefix: str, scope: Scope, record: Column, events
         return prefix + "v", T.StringType(), scope.schema
     if call.arg is None:
         return None, None, None
-    if isinstance(call.arg, ast.SystemTimestamp):
+    if isinstance(call.arg, SystemTimestamp):
         return TIMESTAMP, T.TimestampType(), None
     column = lower_expr(call.arg, scope)
     kind = events.select(column).schema.fields[0].dataType

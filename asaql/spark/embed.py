@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
-from asaql.runner import resolve_aliases
+from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
 from asaql.spark.joins import JoinGroup
 from asaql.spark.reference import load_reference

@@ -14,7 +14,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from asaql.analysis.stages import is_stage
+from asaql.core.stages import is_stage
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.input_files import input_files
 from asaql.spark.io import discover_partitions, infer_payload_schema

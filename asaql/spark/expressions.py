@@ -1,4 +1,4 @@
-"""Bound expressions → pyspark Columns."""
+"""Plan expressions → pyspark Columns."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import (
+from asaql.errors import InternalError, UnsupportedFeatureError
+from asaql.plan import expressions as E
+from asaql.plan.expressions import (
     AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
 )
-from asaql.errors import InternalError, UnsupportedFeatureError
 from asaql.runtime import columns as C
-from asaql.syntax import ast
 
 SPARK_TYPES = {
     "bigint": "bigint",
@@ -170,17 +170,17 @@ def _(node: AggregateRef, scope: Scope) -> Column:
 
 
 @lower_expr.register
-def _(node: ast.Literal, scope: Scope) -> Column:
+def _(node: E.Literal, scope: Scope) -> Column:
     return F.lit(node.value)
 
 
 @lower_expr.register
-def _(node: ast.SystemTimestamp, scope: Scope) -> Column:
+def _(node: E.SystemTimestamp, scope: Scope) -> Column:
     return scope.timestamp if scope.timestamp is not None else F.col(C.SYSTEM_TIMESTAMP)
 
 
 @lower_expr.register
-def _(node: ast.UnaryOp, scope: Scope) -> Column:
+def _(node: E.UnaryOp, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope)
     if node.op == "NOT":
         return ~operand
@@ -192,7 +192,7 @@ def _(node: ast.UnaryOp, scope: Scope) -> Column:
 
 
 @lower_expr.register
-def _(node: ast.BinaryOp, scope: Scope) -> Column:
+def _(node: E.BinaryOp, scope: Scope) -> Column:
     left, right = lower_expr(node.left, scope), lower_expr(node.right, scope)
     if node.op == "+" and _is_text(left, scope) and _is_text(right, scope):
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
@@ -204,13 +204,13 @@ def _is_text(column: Column, scope: Scope) -> bool:
 
 
 @lower_expr.register
-def _(node: ast.IsNull, scope: Scope) -> Column:
+def _(node: E.IsNull, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope)
     return operand.isNotNull() if node.negated else operand.isNull()
 
 
 @lower_expr.register
-def _(node: ast.Like, scope: Scope) -> Column:
+def _(node: E.Like, scope: Scope) -> Column:
     from asaql.spark.scalar_functions import lower_like
     result = lower_like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope),
                         node.pattern)
@@ -218,20 +218,20 @@ def _(node: ast.Like, scope: Scope) -> Column:
 
 
 @lower_expr.register
-def _(node: ast.InList, scope: Scope) -> Column:
+def _(node: E.InList, scope: Scope) -> Column:
     result = lower_expr(node.operand, scope).isin(*[lower_expr(i, scope) for i in node.items])
     return ~result if node.negated else result
 
 
 @lower_expr.register
-def _(node: ast.Between, scope: Scope) -> Column:
+def _(node: E.Between, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope)
     result = operand.between(lower_expr(node.low, scope), lower_expr(node.high, scope))
     return ~result if node.negated else result
 
 
 @lower_expr.register
-def _(node: ast.Cast, scope: Scope) -> Column:
+def _(node: E.Cast, scope: Scope) -> Column:
     target = SPARK_TYPES.get(node.type_name)
     if target is None:
         raise UnsupportedFeatureError(f"CAST to {node.type_name} is not supported yet", node.span)
@@ -258,18 +258,18 @@ def convert(value: Column, source: T.DataType | None, target: str) -> Column:
 
 
 @lower_expr.register
-def _(node: ast.FunctionCall, scope: Scope) -> Column:
+def _(node: E.FunctionCall, scope: Scope) -> Column:
     from asaql.spark.scalar_functions import lower_call
     return lower_call(node, [lower_expr(a, scope) for a in node.args], scope)
 
 
 @lower_expr.register
-def _(node: ast.NameArgument, scope: Scope) -> Column:
+def _(node: E.NameArgument, scope: Scope) -> Column:
     return F.lit(None)  # a date part or an alias: the function reads it from the call
 
 
 @lower_expr.register
-def _(node: ast.Case, scope: Scope) -> Column:
+def _(node: E.Case, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope) if node.operand is not None else None
     result = None
     for when in node.whens:

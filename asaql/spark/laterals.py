@@ -8,9 +8,8 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.joins import StreamJoin
-from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin
 from asaql.errors import ConfigurationError
+from asaql.plan.clauses import ApplyElements, ReferenceJoin, StreamJoin
 from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams
 from asaql.runtime import columns as C
 from asaql.spark.expressions import Scope, lower_expr
@@ -119,7 +118,7 @@ def _elements(apply: ApplyElements, scope: Scope) -> tuple[Column, T.DataType]:
     is not an array (record) — NULL, a number, a field no event has — has no elements."""
     value = lower_expr(apply.argument, scope)
     kind = scope.type_of(value)
-    name, content = APPLY_FUNCTIONS[apply.function]
+    name, content = apply.element_fields
     if apply.function == "getarrayelements":
         item = kind.elementType if isinstance(kind, T.ArrayType) else T.StringType()
         element = T.StructType([T.StructField(name, T.LongType()), T.StructField(content, item)])

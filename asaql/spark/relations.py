@@ -15,14 +15,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.analyzer import AllFields, OutputColumn
-from asaql.analysis.stages import is_stage
+from asaql.core.stages import is_stage
+from asaql.plan.clauses import AllFields, OutputColumn
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, PlanNode, Project, ReadStage, WriteOutput, analytics_below,
-    source_alias, stream_join_below, timestamped_source,
+    source_alias, stream_join_below, timestamped_source, watermark_scope,
 )
-from asaql.plan.planner import watermark_scope
 from asaql.runtime import columns as C
 from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.analytics import lower_analytics

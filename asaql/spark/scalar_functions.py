@@ -16,16 +16,15 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.scalar_functions import DATEPARTS, datepart_of, metadata_property_of
 from asaql.errors import UnsupportedFeatureError
+from asaql.plan import expressions as E
 from asaql.runtime import columns as C
-from asaql.syntax import ast
 
-# (lowered arguments, the bound call, the Scope) → Column
-Lowering = Callable[[list[Column], ast.FunctionCall, object], Column]
+# (lowered arguments, the plan's call, the Scope) → Column
+Lowering = Callable[[list[Column], E.FunctionCall, object], Column]
 
 
-def lower_call(call: ast.FunctionCall, args: list[Column], scope) -> Column:
+def lower_call(call: E.FunctionCall, args: list[Column], scope) -> Column:
     """`args` are the lowered arguments; `scope.type_of(column)` gives a Spark type when a
     function depends on it (GetType, implicit conversions)."""
     lowering = _FUNCTIONS.get(call.name.name.lower())
@@ -147,7 +146,7 @@ def _regexmatch(args, call, scope) -> Column:
     # ASA: the 1-based position of the first match, case-insensitive; an invalid pattern: 0
     text, pattern = args[0].cast("string"), args[1].cast("string")
     node = call.args[1]
-    invalid = isinstance(node, ast.Literal) and isinstance(node.value, str) \
+    invalid = isinstance(node, E.Literal) and isinstance(node.value, str) \
         and not _is_java_regex(node.value)
     if invalid:
         return F.when(text.isNotNull(), F.lit(0).cast("bigint"))
@@ -235,7 +234,7 @@ def _character_set(inside: str) -> str:
 def lower_like(operand: Column, pattern: Column, pattern_node) -> Column:
     """`operand LIKE pattern` with ASA's wildcards. A literal pattern becomes a regex (Spark's
     LIKE has no [sets]); any other pattern falls back to Spark's LIKE (% and _ only)."""
-    if isinstance(pattern_node, ast.Literal) and isinstance(pattern_node.value, str):
+    if isinstance(pattern_node, E.Literal) and isinstance(pattern_node.value, str):
         return operand.cast("string").rlike(r"(?s)\A" + like_regex(pattern_node.value) + r"\z")
     # Spark's LIKE makes a backslash an escape (a stray one fails the run); ASA's LIKE has no
     # escape character, so give Spark one no pattern uses
@@ -333,17 +332,10 @@ def _datetime(value: Column, scope) -> Column:
     return F.try_to_timestamp(value.cast("string"))
 
 
-def _datepart_name(unit: str) -> str:
-    name = DATEPARTS.get(unit.lower())
-    if name is None:
-        raise ValueError(f"'{unit}' is not a date part")
-    return name
-
-
-def datediff_boundaries(unit: str, start: Column, end: Column) -> Column:
-    """DATEDIFF: how many `unit` boundaries lie between two timestamps (T-SQL), so
-    DATEDIFF(year, '2020-12-31', '2021-01-01') = 1. `unit` is any ASA spelling (mi, minute)."""
-    part = _datepart_name(unit)
+def datediff_boundaries(part: str, start: Column, end: Column) -> Column:
+    """DATEDIFF: how many `part` boundaries lie between two timestamps (T-SQL), so
+    DATEDIFF(year, '2020-12-31', '2021-01-01') = 1. `part` is a date part's name (minute, not
+    mi), as the planner resolves it."""
     if part == "nanosecond":
         return datediff_boundaries("microsecond", start, end) * 1000
     if part == "week":
@@ -355,7 +347,7 @@ def datediff_boundaries(unit: str, start: Column, end: Column) -> Column:
 
 
 def _dateadd(args, call, scope) -> Column:
-    part = datepart_of(call.args[0])
+    part = call.datepart
     number = args[1].cast("long")  # ASA truncates a fractional number
     if part == "nanosecond":
         part, number = "microsecond", (number / 1000).cast("long")
@@ -363,7 +355,7 @@ def _dateadd(args, call, scope) -> Column:
 
 
 def _datediff(args, call, scope) -> Column:
-    return datediff_boundaries(datepart_of(call.args[0]), _datetime(args[1], scope),
+    return datediff_boundaries(call.datepart, _datetime(args[1], scope),
                                _datetime(args[2], scope))
 
 
@@ -391,11 +383,11 @@ _DATEPARTS = {
 
 def _datepart(args, call, scope) -> Column:
     moment = _datetime(args[1], scope)
-    return _DATEPARTS[datepart_of(call.args[0])](moment).cast("bigint")
+    return _DATEPARTS[call.datepart](moment).cast("bigint")
 
 
 def _datename(args, call, scope) -> Column:
-    part, moment = datepart_of(call.args[0]), _datetime(args[1], scope)
+    part, moment = call.datepart, _datetime(args[1], scope)
     if part == "month":
         return F.date_format(moment, "MMMM")
     if part == "weekday":
@@ -464,7 +456,7 @@ def _record_property(args, call, scope) -> Column:
         return F.try_element_at(record, name.cast("string"))
     if not isinstance(kind, T.StructType):
         return _null()  # not a record (or a field no event has): no property
-    if isinstance(name_node, ast.Literal):
+    if isinstance(name_node, E.Literal):
         return _struct_field(record, kind, name_node.value)
     # a name known per event: pick among the record's properties
     wanted, value = F.lower(name.cast("string")), None
@@ -510,7 +502,7 @@ _METADATA_COLUMNS = {"EventEnqueuedUtcTime": C.ARRIVAL, "PartitionId": C.PARTITI
 
 def _metadata_property(args, call, scope) -> Column:
     # the first argument is the input alias: one input per statement, nothing to choose
-    column = _METADATA_COLUMNS[metadata_property_of(call.args[1])]
+    column = _METADATA_COLUMNS[call.metadata_property]
     frame = getattr(scope, "frame", None)
     if frame is not None and column not in frame.columns:
         raise UnsupportedFeatureError("GetMetadataPropertyValue() is supported in statements "

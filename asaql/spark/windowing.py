@@ -11,9 +11,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.bound import AggregateCall
-from asaql.analysis.windows import SessionWindow
+from asaql.core.windows import SessionWindow
 from asaql.errors import InternalError
+from asaql.plan.expressions import AggregateCall
 from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
