@@ -15,9 +15,9 @@ from pyspark.sql import types as T
 from asaql.errors import ConfigurationError
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
-from asaql.spark.joins import JoinGroup
+from asaql.spark.operators.joins import JoinGroup
+from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
-from asaql.spark.relations import group_by_source, lower_group, lower_join_group
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,

@@ -15,13 +15,13 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
-from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.input_files import input_files
+from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.spark.io import discover_partitions, infer_payload_schema
-from asaql.spark.joins import JoinGroup
 from asaql.spark.metrics import RunMetrics
+from asaql.spark.operators.joins import JoinGroup
+from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
-from asaql.spark.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.session import build_session
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 

@@ -13,6 +13,7 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.spark.io import infer_payload_schema
+from asaql.spark.lowering.keys import key_text
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,6 @@ class ReferenceTable:
                 groups.setdefault(row["k"], []).append(json.loads(row["j"]))
         return F.from_json(F.lit(json.dumps(groups)),
                            T.MapType(T.StringType(), T.ArrayType(self.schema)))
-
-
-def key_text(values: list[Column]) -> Column:
-    """Equality keys compared as text (so 7 matches '7' from a CSV file); NULL when any is."""
-    text = [v.cast("string") for v in values]
-    any_null = F.lit(False)
-    for v in text:
-        any_null = any_null | v.isNull()
-    return F.when(~any_null, F.to_json(F.array(*text)))
 
 
 def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:

@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name
-from asaql.spark.relations import JSON_COLUMN, ORDER_COLUMNS, OutputLines
+from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.sources import STAGE_WATERMARK
 
 

@@ -13,8 +13,8 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import PolicySettings
 from asaql.runtime.step import OnePass
-from asaql.spark.expressions import Scope, lower_expr
 from asaql.spark.io import read_events
+from asaql.spark.lowering.expressions import Scope, lower_expr
 
 # Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
 # with windows the step still needs a clock: the arrival time, never adjusted by the policy

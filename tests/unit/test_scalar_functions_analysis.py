@@ -147,7 +147,7 @@ def test_the_analysis_does_not_import_pyspark():
     ("_é_", ["xéy"], ["xy"]),
 ])
 def test_like_patterns_as_regexes(pattern, matches, misses):
-    from asaql.spark.scalar_functions import like_regex
+    from asaql.spark.lowering.scalar_functions import like_regex
 
     regex = re.compile(r"(?s)\A" + like_regex(pattern) + r"\Z")
     assert all(regex.match(text) for text in matches)

@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from asaql.plan.expressions import AnalyticCall, SystemTimestamp
 from asaql.runtime import columns as C
 from asaql.runtime.analytics import TIMESTAMP, AnalyticSpec
-from asaql.spark.expressions import Scope, lower_expr
+from asaql.spark.lowering.expressions import Scope, lower_expr
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)

@@ -17,6 +17,7 @@ from asaql.plan.expressions import (
     AggregateRef, AliasField, AnalyticCall, Field, FieldAccess, GroupRef,
 )
 from asaql.runtime import columns as C
+from asaql.spark.lowering.scalar_functions import lower_call, lower_like
 
 SPARK_TYPES = {
     "bigint": "bigint",
@@ -211,7 +212,6 @@ def _(node: E.IsNull, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: E.Like, scope: Scope) -> Column:
-    from asaql.spark.scalar_functions import lower_like
     result = lower_like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope),
                         node.pattern)
     return ~result if node.negated else result
@@ -259,7 +259,6 @@ def convert(value: Column, source: T.DataType | None, target: str) -> Column:
 
 @lower_expr.register
 def _(node: E.FunctionCall, scope: Scope) -> Column:
-    from asaql.spark.scalar_functions import lower_call
     return lower_call(node, [lower_expr(a, scope) for a in node.args], scope)
 
 

@@ -12,9 +12,8 @@ from asaql.errors import ConfigurationError
 from asaql.plan.clauses import ApplyElements, ReferenceJoin, StreamJoin
 from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams
 from asaql.runtime import columns as C
-from asaql.spark.expressions import Scope, lower_expr
-from asaql.spark.joins import pair_time, partners_type
-from asaql.spark.reference import key_text
+from asaql.spark.lowering.expressions import Scope, lower_expr
+from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"
 

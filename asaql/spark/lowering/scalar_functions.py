@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
 from asaql.runtime import columns as C
+from asaql.spark.lowering.datetime_functions import DATETIME_FUNCTIONS, format_asa_datetime
 
 # (lowered arguments, the plan's call, the Scope) → Column
 Lowering = Callable[[list[Column], E.FunctionCall, object], Column]
@@ -60,7 +61,6 @@ _WHITE_SPACE = (r"[\u0009-\u000D\u0020\u0085\u00A0\u1680\u2000-\u200A"
 def _text(value: Column, scope) -> Column:
     """A value as CONCAT joins it; a datetime in ISO 8601, as the writer prints it."""
     if isinstance(scope.type_of(value), (T.TimestampType, T.TimestampNTZType)):
-        from asaql.spark.relations import format_asa_datetime
         return format_asa_datetime(value)
     return value.cast("string")
 
@@ -313,110 +313,7 @@ _FUNCTIONS.update({
 })
 
 
-# ---------------------------------------------------------------- date and time functions
-# Datetimes are UTC timestamps (the session time zone is UTC) with microseconds.
-
-# ASA's date part → the Spark unit that counts and adds it (week and nanosecond aside)
-_SPARK_UNITS = {
-    "year": "YEAR", "quarter": "QUARTER", "month": "MONTH", "dayofyear": "DAY", "day": "DAY",
-    "weekday": "DAY", "week": "WEEK", "hour": "HOUR", "minute": "MINUTE", "second": "SECOND",
-    "millisecond": "MILLISECOND", "microsecond": "MICROSECOND",
-}
-
-
-def _datetime(value: Column, scope) -> Column:
-    """ASA converts nvarchar(max) to datetime implicitly (ISO 8601); a text that is no
-    datetime is NULL."""
-    if isinstance(scope.type_of(value), (T.TimestampType, T.TimestampNTZType)):
-        return value.cast("timestamp")
-    return F.try_to_timestamp(value.cast("string"))
-
-
-def datediff_boundaries(part: str, start: Column, end: Column) -> Column:
-    """DATEDIFF: how many `part` boundaries lie between two timestamps (T-SQL), so
-    DATEDIFF(year, '2020-12-31', '2021-01-01') = 1. `part` is a date part's name (minute, not
-    mi), as the planner resolves it."""
-    if part == "nanosecond":
-        return datediff_boundaries("microsecond", start, end) * 1000
-    if part == "week":
-        # weeks start on Sunday (T-SQL); Spark's start on Monday, so look one day later
-        start, end = F.timestamp_add("DAY", F.lit(1), start), F.timestamp_add("DAY", F.lit(1), end)
-    spark_unit = _SPARK_UNITS[part]
-    return F.timestamp_diff(spark_unit, F.date_trunc(spark_unit, start),
-                            F.date_trunc(spark_unit, end))
-
-
-def _dateadd(args, call, scope) -> Column:
-    part = call.datepart
-    number = args[1].cast("long")  # ASA truncates a fractional number
-    if part == "nanosecond":
-        part, number = "microsecond", (number / 1000).cast("long")
-    return F.timestamp_add(_SPARK_UNITS[part], number, _datetime(args[2], scope))
-
-
-def _datediff(args, call, scope) -> Column:
-    return datediff_boundaries(call.datepart, _datetime(args[1], scope),
-                               _datetime(args[2], scope))
-
-
-def _fraction_us(moment: Column) -> Column:
-    """The microseconds within the second."""
-    return F.pmod(F.unix_micros(moment), F.lit(1_000_000))
-
-
-def _week(moment: Column) -> Column:
-    # T-SQL (us_english): week 1 holds January 1st, and weeks start on Sunday
-    january_first = F.dayofweek(F.trunc(moment, "year"))  # 1 = Sunday
-    return ((F.dayofyear(moment) + january_first - 2) / 7).cast("long") + 1
-
-
-_DATEPARTS = {
-    "year": F.year, "quarter": F.quarter, "month": F.month, "dayofyear": F.dayofyear,
-    "day": F.dayofmonth, "week": _week,
-    "weekday": F.dayofweek,  # 1 = Sunday … 7 = Saturday (T-SQL's us_english default)
-    "hour": F.hour, "minute": F.minute, "second": F.second,
-    "millisecond": lambda moment: (_fraction_us(moment) / 1000).cast("long"),
-    "microsecond": _fraction_us,
-    "nanosecond": lambda moment: _fraction_us(moment) * 1000,
-}
-
-
-def _datepart(args, call, scope) -> Column:
-    moment = _datetime(args[1], scope)
-    return _DATEPARTS[call.datepart](moment).cast("bigint")
-
-
-def _datename(args, call, scope) -> Column:
-    part, moment = call.datepart, _datetime(args[1], scope)
-    if part == "month":
-        return F.date_format(moment, "MMMM")
-    if part == "weekday":
-        return F.date_format(moment, "EEEE")
-    return _DATEPARTS[part](moment).cast("string")
-
-
-def _datetimefromparts(args, call, scope) -> Column:
-    year, month, day, hour, minute, second, millisecond = [a.cast("int") for a in args]
-    seconds = second.cast("decimal(16,6)") + millisecond.cast("decimal(16,6)") / 1000
-    moment = F.try_make_timestamp(year, month, day, hour, minute, seconds, F.lit("UTC"))
-    # out-of-range parts: an error in ASA (Spark would carry a 60th second into the minute)
-    return F.when(second.between(0, 59) & millisecond.between(0, 999), moment)
-
-
-def _part_of(part: str) -> Lowering:
-    return lambda args, call, scope: _DATEPARTS[part](_datetime(args[0], scope)).cast("bigint")
-
-
-_FUNCTIONS.update({
-    "dateadd": _dateadd,
-    "datediff": _datediff,
-    "datename": _datename,
-    "datepart": _datepart,
-    "datetimefromparts": _datetimefromparts,
-    "day": _part_of("day"),
-    "month": _part_of("month"),
-    "year": _part_of("year"),
-})
+_FUNCTIONS.update(DATETIME_FUNCTIONS)  # asaql/spark/lowering/datetime_functions.py
 
 
 # ---------------------------------------------------------------- NULL and types

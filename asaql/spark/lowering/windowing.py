@@ -17,8 +17,8 @@ from asaql.plan.expressions import AggregateCall
 from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
-from asaql.spark.expressions import Scope, first_failure, lower_expr
-from asaql.spark.laterals import bind, combinations, laterals_below
+from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
+from asaql.spark.lowering.laterals import bind, combinations, laterals_below
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.plan.nodes import JoinStreams, ReadStage, WriteOutput, source_alias
 from asaql.runtime import columns as C
 from asaql.runtime.join import JoinSpec, JoinStep
-from asaql.spark.expressions import Scope, lower_expr
-from asaql.spark.reference import key_text
+from asaql.spark.lowering.expressions import Scope, lower_expr
+from asaql.spark.lowering.keys import key_text, partners_type
 from asaql.spark.sources import (
     apply_step, policy_settings, read_source, record_json, stamp_events,
 )
@@ -51,12 +51,6 @@ class JoinGroup:
     @property
     def windowed(self) -> list:
         return []
-
-
-def partners_type(right_schema: T.StructType) -> T.ArrayType:
-    """A left event's partners as the step lists them: System.Timestamp (µs) and the record."""
-    return T.ArrayType(T.StructType([T.StructField("t", T.LongType()),
-                                     T.StructField("r", right_schema)]))
 
 
 def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
@@ -131,11 +125,3 @@ def _join_schema(step_input: DataFrame, event_columns) -> T.StructType:
     fields += [T.StructField(name, T.LongType()) for name in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
     fields += [T.StructField(name, T.StringType()) for name in C.METRIC_COLUMNS]
     return T.StructType(fields)
-
-
-def pair_time(left_time: Column, partner: Column, upper_us: int) -> Column:
-    """A joined row's System.Timestamp: the later of the two events; without a partner (LEFT
-    JOIN), the left event's time + the upper bound."""
-    left_us = F.unix_micros(left_time)
-    return F.timestamp_micros(F.when(partner.isNull(), left_us + F.lit(upper_us))
-                              .otherwise(F.greatest(left_us, partner.getField("t"))))
