@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asaql.analysis.analyzer import BoundStatement, analyze
+from asaql.analysis.analyzer import analyze
+from asaql.analysis.statements import BoundStatement
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy

@@ -23,17 +23,21 @@ the consumer's windows and analytic functions close on it (docs/design.md, "Stag
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 from asaql.analysis.bound import AnalyticCall, Field, transform
+from asaql.analysis.joins import StreamJoin
+from asaql.analysis.statements import (
+    AllFields, BoundStatement, OutputColumn, analytic_calls, unsupported,
+)
 from asaql.core.stages import STAGE_MARK, is_stage, stage_name  # noqa: F401
+from asaql.syntax import ast
 
 
 
 def split_aggregation(statement, name: str):
     """A GROUP BY statement → (the first stage: a SELECT without GROUP BY writing `name`, one
     column per value the windows read; the second: the GROUP BY over that stage)."""
-    from asaql.analysis.analyzer import BoundStatement, OutputColumn
-
     aggregation = statement.aggregation
     needed: dict = {}
 
@@ -73,9 +77,6 @@ def split_analytics(statement, name: str):
     left input's events, every field and one column per call; the second: the JOIN over that
     stage, each call read from its column). The stage carries one watermark, so the JOIN
     over it combines partitions."""
-    from asaql.analysis.analyzer import AllFields, BoundStatement, OutputColumn, analytic_calls
-    from asaql.analysis.joins import StreamJoin
-
     columns = {call: f"{ANALYTIC_COLUMN}{i}" for i, call in enumerate(analytic_calls(statement))}
     hidden = tuple(columns.values())
     producer = BoundStatement(
@@ -109,3 +110,43 @@ def _normal(expr):
                      if isinstance(n, Field) else n)
 
 
+@dataclass
+class QueryContext:
+    references: frozenset  # inputs that are reference data (lower case)
+    steps: dict = dataclasses.field(default_factory=dict)  # WITH steps bound so far
+    # steps whose rows are a stage (name → its view) and the statements that write them
+    stages: dict = dataclasses.field(default_factory=dict)
+    producers: list = dataclasses.field(default_factory=list)
+
+
+def stage_view(name: ast.Identifier, step: tuple[BoundStatement, ...],
+                context: QueryContext) -> BoundStatement:
+    """The step as an input: its rows are written to a stage (once, whoever reads it), and a
+    SELECT over it reads the stage's columns by name."""
+    if name.key in context.stages:
+        return context.stages[name.key]
+    stage = stage_name(name.name)
+    if len(step) > 1 and len({(b.input_name, b.timestamp_by) for b in step}) > 1:
+        unsupported("a step that is a UNION of different inputs, read as a stage,", name.span)
+    for branch in step:
+        check_stage_scope(branch, name.span)
+        context.producers.append(dataclasses.replace(branch, output=stage))
+    columns = tuple(OutputColumn(c.name, Field(path=(c.name,))) if isinstance(c, OutputColumn)
+                    else c for c in step[0].columns)
+    view = BoundStatement("", stage, None, (), False, None, columns, stage_input=True)
+    context.stages[name.key] = view
+    return view
+
+
+def check_stage_scope(statement: BoundStatement, span) -> None:
+    """A stage carries one watermark, the minimum over its writer's partitions: a writer with
+    PARTITION BY PartitionId can give it (asaql/runtime/step.py); substreams, whose keys are
+    not known in advance, and partitioned JOINs cannot yet."""
+    if statement.over:
+        unsupported("a step with substreams (TIMESTAMP BY … OVER) that another stateful step "
+                     "reads (GROUP BY, JOIN or analytic functions over it, or a GROUP BY over "
+                     "its analytic functions or JOIN)", span)
+    if statement.partition_by_partition_id and any(isinstance(j, StreamJoin)
+                                                   for j in statement.laterals):
+        unsupported("a JOIN of partitioned streams that another stateful step reads (GROUP BY "
+                     "over it, or a JOIN or analytic functions over its step)", span)

@@ -3,9 +3,9 @@ to plan nodes here (asaql/plan/translate.py): the plan is the whole contract wit
 
 from __future__ import annotations
 
-from asaql.analysis.analyzer import BoundStatement, analytic_calls
 from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ApplyElements
+from asaql.analysis.statements import BoundStatement, analytic_calls
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, Project, ReadInput, ReadStage, WindowAggregate,

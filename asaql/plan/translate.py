@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from functools import singledispatch
 
-from asaql.analysis import analyzer, bound, joins, laterals
+from asaql.analysis import bound, joins, laterals, statements
 from asaql.analysis.scalar_functions import datepart_of, metadata_property_of
 from asaql.core import windows
 from asaql.errors import InternalError, Span
@@ -26,8 +26,8 @@ _SAME_NAME = {
 }
 _CLASSES = {getattr(module, name): getattr(E, name)
             for module, names in _SAME_NAME.items() for name in names}
-_CLASSES.update({analyzer.OutputColumn: clauses.OutputColumn,
-                 analyzer.AllFields: clauses.AllFields,
+_CLASSES.update({statements.OutputColumn: clauses.OutputColumn,
+                 statements.AllFields: clauses.AllFields,
                  joins.StreamJoin: clauses.StreamJoin,
                  laterals.ReferenceJoin: clauses.ReferenceJoin})
 _WINDOWS = (windows.TumblingWindow, windows.HoppingWindow, windows.SlidingWindow,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from asaql.analysis.analyzer import analytic_calls
+from asaql.analysis.statements import analytic_calls
 from asaql.analysis.bound import AnalyticCall, Field
 from asaql.compiler import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
