@@ -1,0 +1,130 @@
+"""The shape of asaql's imports (docs/design.md, "Layers"): no cycle among its modules, no layer
+importing one above it, and each third-party engine owned by one layer. Imports inside
+functions count: a lazy import is still a dependency."""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).parents[2] / "asaql"
+
+# Layer → the asaql packages and modules it must never import, directly or lazily.
+APP = ("asaql.cli", "asaql.runner", "asaql.api", "asaql.compiler", "asaql.diagnose",
+       "asaql.testing", "asaql.jobconfig")
+FORBIDDEN = {
+    "asaql.errors": ("asaql.",),
+    "asaql.core": ("asaql.",),
+    "asaql.syntax": ("asaql.analysis", "asaql.plan", "asaql.spark", "asaql.runtime", *APP),
+    "asaql.analysis": ("asaql.plan", "asaql.spark", "asaql.runtime", *APP),
+    "asaql.plan": ("asaql.spark", "asaql.runtime", *APP),
+    "asaql.runtime": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark",
+                      "asaql.input_files", *APP),
+    "asaql.spark": ("asaql.syntax", "asaql.analysis", "asaql.plan.planner",
+                    "asaql.plan.translate", *APP),
+    # inside the Spark backend: the lowering of expressions and relations reads the plan, the
+    # stateful operators wire it to sources and runtime steps, the execution side runs them
+    "asaql.spark.lowering": ("asaql.spark.operators", "asaql.spark.sources", "asaql.spark.io",
+                             "asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
+                             "asaql.spark.metrics", "asaql.spark.session",
+                             "asaql.spark.control", "asaql.spark.reference"),
+    "asaql.spark.operators": ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
+                              "asaql.spark.metrics", "asaql.spark.session"),
+}
+# Layers whose transitive imports must stay below them: the backend reads only the plan.
+NEVER_REACHES = {
+    "asaql.spark": ("asaql.syntax", "asaql.analysis"),
+    "asaql.runtime": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark"),
+}
+# Third-party engines and the one package allowed to import each.
+OWNERS = {"pyspark": "asaql.spark", "py4j": "asaql.spark", "lark": "asaql.syntax",
+          "click": "asaql.cli"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imports(name: str) -> set[str]:
+    """Every module `name` imports (asaql's resolved to modules; others by top-level name),
+    wherever the import statement is."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                + ([base] if base else []))
+            for alias in node.names:
+                submodule = f"{base}.{alias.name}"
+                found.add(submodule if submodule in MODULES else base)
+    return found
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix.rstrip(".") or name.startswith(prefix.rstrip(".") + ".")
+
+
+def _layer_rules(rules: dict) -> list[tuple[str, tuple]]:
+    return [(module, banned) for module in MODULES for layer, banned in rules.items()
+            if _within(module, layer)]
+
+
+def test_no_import_cycle():
+    graph = {m: {i for i in imports if i in MODULES} for m, imports in GRAPH.items()}
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as error:
+        pytest.fail("import cycle: " + " → ".join(reversed(error.args[1])))
+
+
+@pytest.mark.parametrize("module, banned", _layer_rules(FORBIDDEN),
+                         ids=[m for m, _ in _layer_rules(FORBIDDEN)])
+def test_no_upward_import(module, banned):
+    wrong = sorted(i for i in GRAPH[module] for b in banned
+                   if i.startswith("asaql") and (_within(i, b) or b == "asaql."))
+    assert not wrong, f"{module} imports {wrong}, above its layer (docs/design.md)"
+
+
+@pytest.mark.parametrize("module, banned", _layer_rules(NEVER_REACHES),
+                         ids=[m for m, _ in _layer_rules(NEVER_REACHES)])
+def test_the_backend_and_kernels_never_reach_the_front_end(module, banned):
+    seen, todo = set(), [module]
+    while todo:
+        for imported in GRAPH.get(todo.pop(), ()):
+            if imported in MODULES and imported not in seen:
+                seen.add(imported)
+                todo.append(imported)
+    wrong = sorted(m for m in seen for b in banned if _within(m, b))
+    assert not wrong, f"{module} reaches {wrong} through its imports"
+
+
+def test_each_engine_is_imported_by_its_layer_only():
+    wrong = sorted((module, imported) for module, imports in GRAPH.items()
+                   for imported in imports
+                   if imported.split(".")[0] in OWNERS
+                   and not _within(module, OWNERS[imported.split(".")[0]]))
+    assert not wrong, f"third-party engines imported outside their layer: {wrong}"
+
+
+def test_the_check_finds_what_it_looks_for():
+    # the graph is read from the source: a known edge and a known lazy import are in it
+    assert "asaql.syntax.ast" in GRAPH["asaql.syntax.build"]
+    assert "asaql.spark.execute" in GRAPH["asaql.runner"]  # imported inside run()
+    assert "pyspark.sql" in GRAPH["asaql.spark.session"]
+    assert sys.modules[__name__]  # collected as a module, not skipped
