@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/reference_policy.py
+sys.path.insert(0, str(Path(__file__).parent))  # tests/reference_policy.py, spark_harness.py
 
 
 def pytest_addoption(parser):
@@ -17,8 +17,8 @@ def pytest_addoption(parser):
 
 @pytest.fixture(scope="session")
 def spark():
-    from asaql.spark.session import build_session
+    from spark_harness import spark_session  # tests/spark_harness.py: the one Spark harness
 
-    session = build_session("local[2]")
+    session = spark_session()
     yield session
     session.stop()

@@ -12,15 +12,13 @@ Examples: ASAQL_JOIN_EXAMPLES (default 6); each costs one Spark run.
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
-from pathlib import Path
 
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, note
 from hypothesis import strategies as st
 
 from asaql.testing import golden
+from spark_harness import property_settings, run_case, write_case
 
 EXAMPLES = int(os.environ.get("ASAQL_JOIN_EXAMPLES", "6"))
 
@@ -85,21 +83,16 @@ def expected(rows: list[dict], log: list[dict]) -> dict[str, list[dict]]:
     return out
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@property_settings(EXAMPLES, derandomize=True, also_suppress=[HealthCheck.data_too_large])
 @given(rows=table, log=events)
-def test_reference_joins_and_apply_match_nested_loops(spark, rows, log):
+def test_reference_joins_and_apply_match_nested_loops(spark, tmp_path_factory, rows, log):
     log = [{"seq": i, **e, "t": f"2021-01-01T00:00:{i:02d}Z",
             "EventEnqueuedUtcTime": f"2021-01-01T00:00:{i:02d}Z", "PartitionId": 0}
            for i, e in enumerate(log)]
     note(f"reference: {rows}\nevents: {log}")
-    with tempfile.TemporaryDirectory(prefix="asaql-join-") as tmp:
-        folder = Path(tmp)
-        (folder / "query.sql").write_text(QUERY)
-        (folder / "input.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
-        (folder / "reference").mkdir()
-        (folder / "reference" / "Ref.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-        actual = golden.run_case(golden.load_case(folder), spark)
+    folder = write_case(tmp_path_factory.mktemp("join"), QUERY,
+                        {"": [("events.jsonl", log)]}, references={"Ref": rows})
+    actual = run_case(folder, spark)
     want = expected(rows, log)
     for name, rows_ in want.items():
         assert golden.canonical(actual[name], False) == golden.canonical(rows_, False), name
@@ -107,13 +100,10 @@ def test_reference_joins_and_apply_match_nested_loops(spark, rows, log):
 
 def test_an_empty_reference_table_matches_nothing(spark, tmp_path):
     """Schema on read: the fields the query names read as NULL; LEFT keeps every event."""
-    (tmp_path / "query.sql").write_text(QUERY)
     log = [{"seq": i, "k": 1, "lo": 0, "tags": [i], "t": f"2021-01-01T00:00:0{i}Z",
             "EventEnqueuedUtcTime": f"2021-01-01T00:00:0{i}Z"} for i in range(2)]
-    (tmp_path / "input.jsonl").write_text("".join(json.dumps(e) + "\n" for e in log))
-    (tmp_path / "reference").mkdir()
-    (tmp_path / "reference" / "Ref.jsonl").write_text("")
-    actual = golden.run_case(golden.load_case(tmp_path), spark)
+    actual = run_case(write_case(tmp_path / "case", QUERY, {"": [("events.jsonl", log)]},
+                                 references={"Ref": []}), spark)
     assert actual["inner_rows"] == [] and actual["range_rows"] == [] and \
         actual["grouped_join"] == []
     assert actual["left_rows"] == [{"seq": 0, "v": None, "k": None}]
