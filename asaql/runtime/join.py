@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from asaql.runtime import columns as C
-from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
-from asaql.runtime.step import (
+from asaql.runtime.bucket import (
     INFINITY, BucketState, arrival_order, concat_rows, late_sample, to_datetimes, to_micros,
     watermarks_json,
 )
+from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
 
 SIDES = (0, 1)
 
