@@ -354,17 +354,17 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
     import time as clock
 
     from asaql.spark.session import build_session, default_spark_log
-    from asaql.testing import suite
+    from asaql.testing import asa_cases, suite
 
     if folder and config_path:
         raise click.UsageError("give case folders or --config, not both")
     policy = _policy(None, None, None, None, job_config) if job_config else None
     started = clock.monotonic()
     if config_path:
-        query_file, cases = suite.load_asa_config(config_path, query_path)
+        query_file, cases = asa_cases.load_asa_config(config_path, query_path)
         spark = build_session(master, spark_log=default_spark_log())
-        results = suite.run_asa_cases(query_file, cases, Path(output_path), spark,
-                                      policy or EventOrderingPolicy())
+        results = asa_cases.run_asa_cases(query_file, cases, Path(output_path), spark,
+                                          policy or EventOrderingPolicy())
         summary = suite.summary_json(results, query_file, clock.monotonic() - started)
         suite.write_text(str(Path(output_path) / "testResultSummary.json"),
                          json.dumps(summary, indent=2))
