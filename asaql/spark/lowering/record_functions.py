@@ -1,0 +1,87 @@
+"""ASA's record, array and metadata functions as Spark Columns (asaql/spark/lowering/
+scalar_functions.py has the rules all functions follow). Which metadata property a
+GetMetadataPropertyValue reads comes resolved by the planner (`call.metadata_property`)."""
+
+from __future__ import annotations
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.errors import UnsupportedFeatureError
+from asaql.plan import expressions as E
+from asaql.runtime import columns as C
+
+
+def _null() -> Column:
+    return F.lit(None)
+
+
+def _record_property(args, call, scope) -> Column:
+    record, name, name_node = args[0], args[1], call.args[1]
+    kind = scope.type_of(record)
+    if isinstance(kind, T.MapType):
+        return F.try_element_at(record, name.cast("string"))
+    if not isinstance(kind, T.StructType):
+        return _null()  # not a record (or a field no event has): no property
+    if isinstance(name_node, E.Literal):
+        return _struct_field(record, kind, name_node.value)
+    # a name known per event: pick among the record's properties
+    wanted, value = F.lower(name.cast("string")), None
+    for field in kind.fields:
+        match = wanted == field.name.lower()
+        value = F.when(match, record[field.name]) if value is None else \
+            value.when(match, record[field.name])
+    if value is None:
+        return _null()
+    try:
+        scope.type_of(value)
+    except AnalysisException:
+        raise UnsupportedFeatureError(
+            "GetRecordPropertyValue() with a property name that is not a literal needs "
+            "properties of one type; these have several", name_node.span) from None
+    return value
+
+
+def _struct_field(record: Column, kind: T.StructType, name) -> Column:
+    # property names match without regard to case, as field names do
+    if not isinstance(name, str):
+        return _null()
+    field = next((f for f in kind.fields if f.name == name), None) or \
+        next((f for f in kind.fields if f.name.lower() == name.lower()), None)
+    return record[field.name] if field is not None else _null()
+
+
+def _array_element(args, call, scope) -> Column:
+    # 0-based; an index outside the array gives NULL
+    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+        return _null()
+    return F.get(args[0], args[1].cast("int"))
+
+
+def _array_length(args, call, scope) -> Column:
+    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+        return _null()
+    return F.array_size(args[0]).cast("bigint")
+
+
+_METADATA_COLUMNS = {"EventEnqueuedUtcTime": C.ARRIVAL, "PartitionId": C.PARTITION}
+
+
+def _metadata_property(args, call, scope) -> Column:
+    # the first argument is the input alias: one input per statement, nothing to choose
+    column = _METADATA_COLUMNS[call.metadata_property]
+    frame = getattr(scope, "frame", None)
+    if frame is not None and column not in frame.columns:
+        raise UnsupportedFeatureError("GetMetadataPropertyValue() is supported in statements "
+                                      "without GROUP BY so far", call.span)
+    return F.col(column)
+
+
+RECORD_FUNCTIONS: dict = {
+    "getrecordpropertyvalue": _record_property,
+    "getarrayelement": _array_element,
+    "getarraylength": _array_length,
+    "getmetadatapropertyvalue": _metadata_property,
+}
