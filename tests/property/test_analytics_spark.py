@@ -22,11 +22,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference_analytics as ra
+from event_logs import OneInputLog, device_fields, event_log
 import reference_policy as ref
-from spark_harness import (
-    case_toml, file_sizes, property_settings, replayed, same_value, split_files,
-)
-from test_policy_spark import ARRIVAL_STEPS_S, OFFSETS_MS, SECOND_MS, iso_ms
+from spark_harness import file_sizes, property_settings, replayed, same_value
 
 S = 1_000_000
 EXAMPLES = int(os.environ.get("ASAQL_ANALYTIC_EXAMPLES", "25"))
@@ -70,7 +68,7 @@ class Call:
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(OneInputLog):
     records: tuple[dict, ...]
     file_sizes: tuple[int, ...]
     late_s: int
@@ -89,14 +87,6 @@ class Scenario:
                 f"FROM input TIMESTAMP BY EventTime{over}{partition}\n"
                 f"WHERE {self.where.sql()} IS NULL OR seq % 2 = 0\n")
 
-    def case_toml(self, max_files_per_trigger: int | None) -> str:
-        return case_toml("tests/property/test_analytics_spark.py", late_s=self.late_s,
-                         ooo_s=self.ooo_s, action=self.action,
-                         max_files_per_trigger=max_files_per_trigger)
-
-    def files(self) -> list[tuple[str, list[dict]]]:
-        return split_files(self.records, self.file_sizes)
-
 
 @st.composite
 def calls(draw) -> Call:
@@ -113,19 +103,10 @@ def scenarios(draw) -> Scenario:
     devices = draw(st.integers(1, 4))
     scope = draw(st.sampled_from(["combined", "partition", "substream"]))
     roaming = scope == "combined" and draw(st.booleans())
-    partition_of = [draw(st.integers(0, partitions - 1)) for _ in range(devices)]
+    fields = device_fields(draw, devices, partitions, roaming,
+                           values=st.one_of(st.none(), st.integers(-5, 50)))
     count = draw(st.integers(1, 25))
-    records, arrival_ms = [], 60 * SECOND_MS
-    for seq in range(count):
-        arrival_ms += draw(ARRIVAL_STEPS_S) * SECOND_MS
-        device = draw(st.integers(0, devices - 1))
-        records.append({
-            "seq": seq, "deviceId": f"device{device + 1}",
-            "PartitionId": draw(st.integers(0, partitions - 1)) if roaming else partition_of[device],
-            "value": draw(st.one_of(st.none(), st.integers(-5, 50))),
-            "EventTime": iso_ms(arrival_ms + draw(OFFSETS_MS)),
-            "EventEnqueuedUtcTime": iso_ms(arrival_ms),
-        })
+    records = event_log(draw, count, fields)
     if all(r["value"] is None for r in records):
         # a field no record gives a number to reads as text (schema on read): LAG's default
         # would be text too; keep the values numbers

@@ -22,9 +22,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference_joins as rj
+from event_logs import event_log
 import reference_policy as ref
 from spark_harness import case_toml, file_sizes, property_settings, replayed, split_files
-from test_policy_spark import ARRIVAL_STEPS_S, OFFSETS_MS, SECOND_MS, iso_ms
 
 S = 1_000_000
 EXAMPLES = int(os.environ.get("ASAQL_JOIN_EXAMPLES", "25"))
@@ -73,14 +73,9 @@ class Scenario:
 @st.composite
 def records(draw, partitions: int) -> tuple[tuple[dict, ...], tuple[int, ...]]:
     count = draw(st.integers(1, 15))
-    out, arrival_ms = [], 60 * SECOND_MS
-    for seq in range(count):
-        arrival_ms += draw(ARRIVAL_STEPS_S) * SECOND_MS
-        out.append({"seq": seq, "k": draw(st.sampled_from([0, 1, 1, 2, None])),
-                    "v": draw(st.integers(0, 9)),
-                    "PartitionId": draw(st.integers(0, partitions - 1)),
-                    "EventTime": iso_ms(arrival_ms + draw(OFFSETS_MS)),
-                    "EventEnqueuedUtcTime": iso_ms(arrival_ms)})
+    out = event_log(draw, count, lambda: {
+        "k": draw(st.sampled_from([0, 1, 1, 2, None])), "v": draw(st.integers(0, 9)),
+        "PartitionId": draw(st.integers(0, partitions - 1))})
     return tuple(out), file_sizes(draw, st, count, most_files=3)
 
 

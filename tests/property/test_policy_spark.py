@@ -29,18 +29,15 @@ from hypothesis import strategies as st
 
 import reference_policy as ref  # tests/reference_policy.py, on sys.path through tests/conftest.py
 import reference_windows as rw
-from spark_harness import (
-    canonical, case_toml, file_sizes, property_settings, replayed, split_files,
-)
+from event_logs import OneInputLog, device_fields, event_log
+from spark_harness import canonical, file_sizes, property_settings, replayed
 
-SECOND_MS = 1_000
 S = 1_000_000
-BASE_US = ref.parse_iso("2021-01-01T00:00:00Z")
 EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100"))
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(OneInputLog):
     records: tuple[dict, ...]  # in arrival order: seq, deviceId, PartitionId, EventTime, EventEnqueuedUtcTime
     file_sizes: tuple[int, ...]  # records per input file, in file-name order
     late_s: int
@@ -51,6 +48,10 @@ class Scenario:
     over: tuple[str, ...]  # the OVER columns (substream scope)
     window: str  # the window kind
     sizes: dict  # in seconds: size, hop, timeout, max_duration
+
+    @property
+    def early(self) -> str:
+        return "none" if self.early_s is None else f"{self.early_s}s"
 
     def source(self) -> str:
         over = f" OVER {', '.join(self.over)}" if self.over else ""
@@ -84,33 +85,6 @@ class Scenario:
             f"GROUP BY {groups}, {self.window_call()}\n"
         )
 
-    def case_toml(self, max_files_per_trigger: int | None) -> str:
-        return case_toml("tests/property/test_policy_spark.py", late_s=self.late_s,
-                         ooo_s=self.ooo_s, action=self.action,
-                         early="none" if self.early_s is None else f"{self.early_s}s",
-                         max_files_per_trigger=max_files_per_trigger)
-
-    def files(self) -> list[tuple[str, list[dict]]]:
-        """(name, records) per input file; name order is arrival order."""
-        return split_files(self.records, self.file_sizes)
-
-
-def iso_ms(ms: int) -> str:
-    """Milliseconds after 2021-01-01T00:00:00Z -> '2021-01-01T00:01:05Z' or '...:05.250Z'."""
-    text = ref.format_asa_datetime(BASE_US + ms * 1_000)  # 2021-01-01T00:01:05.2500000Z
-    return text[:19] + ("Z" if ms % 1_000 == 0 else text[19:23] + "Z")
-
-
-# Event time relative to arrival, in ms: mostly around on time, some late by up to 30 s (the late
-# tolerance is 0-20 s), some early by 50-90 s (the early window, when on, is 60 s).
-OFFSETS_MS = st.one_of(
-    st.integers(-3, 1).map(lambda s: s * SECOND_MS),
-    st.integers(-30, -1).map(lambda s: s * SECOND_MS),
-    st.integers(50, 90).map(lambda s: s * SECOND_MS),
-    st.integers(-30_000, 5_000),  # any millisecond
-)
-ARRIVAL_STEPS_S = st.sampled_from([0, 0, 1, 2, 3, 5, 8, 13])  # 0: a tie in arrival time
-
 
 @st.composite
 def scenarios(draw) -> Scenario:
@@ -119,20 +93,9 @@ def scenarios(draw) -> Scenario:
     scope = draw(st.sampled_from(["combined", "partition", "substream"]))
     # In the combined scope a device may send through several partitions; windows merge them.
     roaming = scope == "combined" and draw(st.booleans())
-    partition_of = [draw(st.integers(0, partitions - 1)) for _ in range(devices)]
+    fields = device_fields(draw, devices, partitions, roaming)
     count = draw(st.integers(1, 25))
-    records, arrival_ms = [], 60 * SECOND_MS
-    for seq in range(count):
-        arrival_ms += draw(ARRIVAL_STEPS_S) * SECOND_MS
-        device = draw(st.integers(0, devices - 1))
-        partition = draw(st.integers(0, partitions - 1)) if roaming else partition_of[device]
-        records.append({
-            "seq": seq,
-            "deviceId": f"device{device + 1}",
-            "PartitionId": partition,
-            "EventTime": iso_ms(arrival_ms + draw(OFFSETS_MS)),
-            "EventEnqueuedUtcTime": iso_ms(arrival_ms),
-        })
+    records = event_log(draw, count, fields)
     sizes = file_sizes(draw, st, count, most_files=4)
     over = ()
     if scope == "substream":

@@ -26,19 +26,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reference_analytics as ra
+from event_logs import OneInputLog, device_fields, event_log
 import reference_policy as ref
 import reference_windows as rw
-from spark_harness import (
-    case_toml, file_sizes, property_settings, replayed, split_files,
-)
-from test_policy_spark import ARRIVAL_STEPS_S, OFFSETS_MS, SECOND_MS, iso_ms
+from spark_harness import file_sizes, property_settings, replayed
 
 S = 1_000_000
 EXAMPLES = int(os.environ.get("ASAQL_STAGE_EXAMPLES", "12"))
 
 
 @dataclass(frozen=True)
-class Scenario:
+class Scenario(OneInputLog):
     records: tuple[dict, ...]
     file_sizes: tuple[int, ...]
     late_s: int
@@ -68,31 +66,15 @@ class Scenario:
             f"{self.lag_duration})) <> value\n"
             f"GROUP BY {keys}, TumblingWindow(second, {self.change_size})\n")
 
-    def case_toml(self, max_files_per_trigger: int | None) -> str:
-        return case_toml("tests/property/test_stages_spark.py", late_s=self.late_s,
-                         ooo_s=self.ooo_s, action=self.action,
-                         max_files_per_trigger=max_files_per_trigger)
-
-    def files(self) -> list[tuple[str, list[dict]]]:
-        return split_files(self.records, self.file_sizes)
-
 
 @st.composite
 def scenarios(draw) -> Scenario:
     partitions = draw(st.integers(1, 3))
     devices = draw(st.integers(1, 3))
-    partition_of = [draw(st.integers(0, partitions - 1)) for _ in range(devices)]
+    fields = device_fields(draw, devices, partitions, roaming=False,
+                           values=st.one_of(st.none(), st.integers(0, 3)))
     count = draw(st.integers(1, 25))
-    records, arrival_ms = [], 60 * SECOND_MS
-    for seq in range(count):
-        arrival_ms += draw(ARRIVAL_STEPS_S) * SECOND_MS
-        device = draw(st.integers(0, devices - 1))
-        records.append({
-            "seq": seq, "deviceId": f"device{device + 1}", "PartitionId": partition_of[device],
-            "value": draw(st.one_of(st.none(), st.integers(0, 3))),
-            "EventTime": iso_ms(arrival_ms + draw(OFFSETS_MS)),
-            "EventEnqueuedUtcTime": iso_ms(arrival_ms),
-        })
+    records = event_log(draw, count, fields)
     records[0]["value"] = 0  # some record gives the field a number (schema on read)
     sizes = file_sizes(draw, st, count, most_files=4)
     second_size = draw(st.integers(5, 40))
