@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import reference_policy as ref
 import reference_windows as rw
-from asaql.analysis.windows import (
+from asaql.core.windows import (
     HoppingWindow, SessionWindow, SlidingWindow, SnapshotWindow, TumblingWindow,
 )
 from asaql.runtime import columns as C
