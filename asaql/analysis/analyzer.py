@@ -107,7 +107,7 @@ def _cut_stages(statements: list[BoundStatement]) -> tuple[BoundStatement, ...]:
         elif joined and analytic_calls(statement):
             if statement.over:
                 unsupported("analytic functions beside a JOIN of inputs with substreams "
-                             "(TIMESTAMP BY … OVER)", statement.span)
+                            "(TIMESTAMP BY … OVER)", statement.span)
             producer, consumer = split_analytics(
                 statement, stage_name(f"{statement.output.lstrip('#')}.{next(names)}"))
             out.extend((producer, consumer))

@@ -82,7 +82,7 @@ def _bind_stream_join(join: ast.Join, binder: "Binder", first: bool,
         raise InternalError("a step joined with a stream is read as a stage")
     if not first:
         unsupported("a JOIN of two streams after another JOIN or APPLY in the same SELECT "
-                     "(three-way joins)", join.span)
+                    "(three-way joins)", join.span)
     alias = source.reference_name.key
     if alias == binder.alias.key:
         raise InvalidQueryError(f"the alias '{source.reference_name.name}' is used twice: give "

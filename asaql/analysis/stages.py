@@ -120,7 +120,7 @@ class QueryContext:
 
 
 def stage_view(name: ast.Identifier, step: tuple[BoundStatement, ...],
-                context: QueryContext) -> BoundStatement:
+               context: QueryContext) -> BoundStatement:
     """The step as an input: its rows are written to a stage (once, whoever reads it), and a
     SELECT over it reads the stage's columns by name."""
     if name.key in context.stages:
@@ -144,9 +144,9 @@ def check_stage_scope(statement: BoundStatement, span) -> None:
     not known in advance, and partitioned JOINs cannot yet."""
     if statement.over:
         unsupported("a step with substreams (TIMESTAMP BY … OVER) that another stateful step "
-                     "reads (GROUP BY, JOIN or analytic functions over it, or a GROUP BY over "
-                     "its analytic functions or JOIN)", span)
+                    "reads (GROUP BY, JOIN or analytic functions over it, or a GROUP BY over "
+                    "its analytic functions or JOIN)", span)
     if statement.partition_by_partition_id and any(isinstance(j, StreamJoin)
                                                    for j in statement.laterals):
         unsupported("a JOIN of partitioned streams that another stateful step reads (GROUP BY "
-                     "over it, or a JOIN or analytic functions over its step)", span)
+                    "over it, or a JOIN or analytic functions over its step)", span)
