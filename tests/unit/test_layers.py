@@ -14,6 +14,8 @@ import pytest
 PACKAGE = Path(__file__).parents[2] / "asaql"
 
 # Layer → the asaql packages and modules it must never import, directly or lazily.
+EXECUTION = ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
+             "asaql.spark.metrics", "asaql.spark.session")
 APP = ("asaql.cli", "asaql.runner", "asaql.api", "asaql.compiler", "asaql.diagnose",
        "asaql.testing", "asaql.jobconfig")
 FORBIDDEN = {
@@ -32,8 +34,9 @@ FORBIDDEN = {
                              "asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
                              "asaql.spark.metrics", "asaql.spark.session",
                              "asaql.spark.control", "asaql.spark.reference"),
-    "asaql.spark.operators": ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
-                              "asaql.spark.metrics", "asaql.spark.session"),
+    "asaql.spark.operators": EXECUTION,
+    **{f"asaql.spark.{m}": ("asaql.spark.operators", *EXECUTION)
+       for m in ("sources", "io", "control", "reference")},
 }
 # Layers whose transitive imports must stay below them: the backend reads only the plan.
 NEVER_REACHES = {
