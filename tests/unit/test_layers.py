@@ -41,6 +41,9 @@ FORBIDDEN = {
 # Layers whose transitive imports must stay below them: the backend reads only the plan.
 NEVER_REACHES = {
     "asaql.spark": ("asaql.syntax", "asaql.analysis"),
+    # the plan's own data and printing; only the planner and its translation read the analysis
+    **{f"asaql.plan.{m}": ("asaql.syntax", "asaql.analysis")
+       for m in ("nodes", "expressions", "clauses", "policy", "printer", "explain", "aliases")},
     "asaql.runtime": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark"),
 }
 # Third-party engines and the one package allowed to import each.
