@@ -5,7 +5,16 @@ This module imports nothing from asaql, so every layer can raise and carry posit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# The line ends the parser counts (after asaql.query_text.normalize_newlines): not the other
+# breaks str.splitlines() knows (form feed, U+2028, …), which would shift the line shown.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(source: str | None) -> list[str]:
+    return _LINE_END.split(source) if source is not None else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +85,7 @@ def render_diagnostic(
     lines = [f"error: {message}"]
     if span is not None:
         lines.append(f"  --> {filename}:{span.line}:{span.column}")
-        text_lines = source.splitlines() if source is not None else []
+        text_lines = source_lines(source)
         if 1 <= span.line <= len(text_lines):
             text = text_lines[span.line - 1].expandtabs(1)
             width = span.end_column - span.column if span.end_line == span.line else len(text) - span.column + 1
@@ -96,7 +105,7 @@ def render_located(severity: str, message: str, span: Span | None, hint: str | N
     compiler-style form editors and CI logs link to (asaql check)."""
     where = f"{filename}:{span.line}:{span.column}" if span is not None else filename
     lines = [f"{where}: {severity}: {message}"]
-    text_lines = source.splitlines() if source is not None else []
+    text_lines = source_lines(source)
     if span is not None and 1 <= span.line <= len(text_lines):
         text = text_lines[span.line - 1].expandtabs(1)
         width = span.end_column - span.column if span.end_line == span.line \

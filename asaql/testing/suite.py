@@ -22,6 +22,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from asaql.errors import AsaqlError, ConfigurationError
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.query_text import read_query_file
 from asaql.testing import golden
 
 MATCHED, NOT_EQUAL, MISSING, UNEXPECTED, UNREQUIRED = (
@@ -106,8 +107,8 @@ def _case_name(root: Path, folder: Path) -> str:
 
 def _query_text(folder: Path) -> str | None:
     try:
-        return (folder / "query.sql").read_text(encoding="utf-8")
-    except OSError:
+        return read_query_file(folder / "query.sql")
+    except AsaqlError:
         return None
 
 
@@ -212,7 +213,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
     from asaql.compiler import compile_query
     from asaql.runner import RunOptions, run
 
-    text = query_file.read_text(encoding="utf-8")
+    text = read_query_file(query_file)
     results = []
     for case in cases:
         started = time.monotonic()
