@@ -90,23 +90,28 @@ def main() -> None:
     jobs = [(args.seed, first, min(CHUNK, args.n - first), args.timeout)
             for first in range(0, args.n, CHUNK)]
     kinds, signatures, examples = collections.Counter(), collections.Counter(), {}
-    slowest = (0.0, -1, 0)
-    with multiprocessing.get_context("fork").Pool(args.workers) as pool:
-        for done, results in enumerate(pool.imap_unordered(_run_chunk, jobs), 1):
-            for index, kind, signature, detail, seconds, size in results:
-                kinds[kind] += 1
-                slowest = max(slowest, (seconds, index, size))
-                if kind != "ok":
-                    signatures[(kind, signature)] += 1
-                    examples.setdefault((kind, signature), (index, detail))
-            if done % 50 == 0:
-                print(f"  … {done * CHUNK} queries, {time.perf_counter() - started:.0f} s",
-                      file=sys.stderr, flush=True)
+    slowest = [0.0, -1, 0]
+    try:
+        with multiprocessing.get_context("fork").Pool(args.workers) as pool:
+            # kill: report what was done (set after the fork: workers end quietly)
+            signal.signal(signal.SIGTERM, signal.default_int_handler)
+            for done, results in enumerate(pool.imap_unordered(_run_chunk, jobs), 1):
+                for index, kind, signature, detail, seconds, size in results:
+                    kinds[kind] += 1
+                    slowest = max(slowest, [seconds, index, size])
+                    if kind != "ok":
+                        signatures[(kind, signature)] += 1
+                        examples.setdefault((kind, signature), (index, detail))
+                if done % 25 == 0:
+                    print(f"  … {sum(kinds.values())} queries, {kinds['ok']} ended well, "
+                          f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        print("interrupted: the figures below are for the queries checked so far")
     elapsed = time.perf_counter() - started
+    checked = sum(kinds.values())
 
-    failures = sum(signatures.values())
-    print(f"queries checked:   {args.n} (seed {args.seed}, {args.workers} workers) "
-          f"in {elapsed:.0f} s ({args.n / elapsed:.0f} per second)")
+    print(f"queries checked:   {checked} of {args.n} (seed {args.seed}, {args.workers} workers) "
+          f"in {elapsed:.0f} s ({checked / elapsed:.0f} per second)")
     print(f"ended well:        {kinds['ok']} (clean or a located error)")
     print(f"internal errors:   {kinds['internal error']}")
     print(f"hangs (> {args.timeout:g} s):   {kinds['hang']}")
@@ -115,7 +120,9 @@ def main() -> None:
     print(f"failures by distinct signature: {len(signatures)}")
     for (kind, signature), count in signatures.most_common():
         index, detail = examples[(kind, signature)]
-        print(f"  {count:6d}  {kind}: {signature}\n          e.g. query {index}: {detail[:200]}")
+        print(f"  {count:6d}  {kind}: {signature}\n          e.g. query {index}: {detail[:200]}",
+              flush=True)
+    failures = sum(signatures.values())
 
     from asaql.diagnose import check_query
 

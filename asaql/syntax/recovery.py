@@ -47,7 +47,9 @@ def parse_all(text: str) -> tuple[ast.Query | None, list[AsaqlError]]:
     offsets = [offset for offset, _, _ in tokens]
     errors: list[AsaqlError] = []
     parsed_steps = _parse_forward(lines, offsets, steps, "with_steps", errors)
-    parsed = _parse_forward(lines, offsets, statements, "query", errors)
+    # without WITH, the first parse of the statements is the parse that just failed
+    known = first if not steps and statements and statements[0][0] == 0 else None
+    parsed = _parse_forward(lines, offsets, statements, "query", errors, known)
     if not errors:  # the error lies outside every unit (before WITH): report it anyway
         errors.append(first)
     if len(errors) >= MAX_ERRORS:
@@ -62,15 +64,19 @@ def parse_all(text: str) -> tuple[ast.Query | None, list[AsaqlError]]:
 
 
 def _parse_forward(lines: LineIndex, offsets: list[int], units: list[tuple[int, int]],
-                   rule: str, errors: list[AsaqlError]) -> list:
+                   rule: str, errors: list[AsaqlError], known: AsaqlError | None = None) -> list:
     """Parse `units` ([start, end) offsets, in order) as slices of `rule`; the results of
-    the slices that parse, errors appended (one per unit set aside)."""
+    the slices that parse, errors appended (one per unit set aside). `known`: the error of
+    parsing all the units, when that was just done."""
     out, first = [], 0
     starts = [start for start, _ in units]
     while first < len(units) and len(errors) < MAX_ERRORS:
         last, broken = len(units), None
         while last > first:
             try:
+                if known is not None:
+                    known, error = None, known
+                    raise error
                 out.append(parse_slice(lines, units[first][0], units[last - 1][1], rule))
                 break
             except AsaqlError as error:
