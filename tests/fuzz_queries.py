@@ -10,6 +10,7 @@ that does not decode: an error naming the file and byte offset).
 from __future__ import annotations
 
 import random
+import re
 import sys
 import traceback
 from dataclasses import dataclass
@@ -191,8 +192,33 @@ def _splice(rng, text):
     return text[:at] + other[start:start + rng.randint(1, 200)] + text[at:]
 
 
+_WORD = re.compile(r"\s+|[A-Za-z_][A-Za-z0-9_]*|'[^']*'|\S")
+
+
+def _edit_words(rng, text):
+    """Words deleted, repeated or replaced by another seed's: queries that still parse and
+    reach the analysis (where the GROUP BY over a step once had no position)."""
+    words = _WORD.findall(text) or [""]
+    vocabulary = _seed_words()
+    for _ in range(rng.randint(1, 3)):
+        at, roll = rng.randrange(len(words)), rng.random()
+        if roll < 0.3:
+            del words[at]
+        elif roll < 0.6:
+            words.insert(at, words[rng.randrange(len(words))])
+        else:
+            words.insert(at, f" {rng.choice(vocabulary)} ")
+        words = words or [""]
+    return "".join(words)
+
+
+@lru_cache(maxsize=1)
+def _seed_words() -> tuple[str, ...]:
+    return tuple(sorted({w for q in seed_queries() for w in _WORD.findall(q) if w.strip()}))
+
+
 _TEXT_MUTATIONS = [_insert_odd, _insert_keyword, _delete_span, _truncate, _repeat, _nest,
-                   _line_ends, _swap_lines, _big_number, _splice]
+                   _line_ends, _swap_lines, _big_number, _splice] + [_edit_words] * 5
 
 
 def _utf8(rng, text):

@@ -169,3 +169,16 @@ def test_a_golden_case_query_is_read_through_the_same_decoder(tmp_path):
     assert read_query_file(tmp_path / "query.sql") == "SELECT a\nINTO b FROM c\n"
     with pytest.raises(QueryFileError, match="cannot read query file"):
         read_query_file(tmp_path / "missing.sql")
+
+
+def test_a_group_by_error_over_a_with_step_is_located():
+    """A step that aggregates is read as a stage, whose columns had no position."""
+    text = ("WITH PerMinute AS (\n"
+            "    SELECT dev, COUNT(*) AS n FROM input TIMESTAMP BY t\n"
+            "    GROUP BY dev, TumblingWindow(minute, 1)\n"
+            ")\n"
+            "SELECT n, MAX(n) AS peak INTO peaks FROM PerMinute\n"
+            "GROUP BY dev, TumblingWindow(minute, 5)\n")
+    error = only_error(text)
+    assert error.message == "'n' must be in GROUP BY or inside an aggregate"
+    assert (error.span.line, error.span.column) == (5, 8)
