@@ -73,16 +73,16 @@ def _parse_forward(lines: LineIndex, offsets: list[int], units: list[tuple[int, 
     while first < len(units) and len(errors) < MAX_ERRORS:
         last, broken = len(units), None
         while last > first:
-            try:
-                if known is not None:
-                    known, error = None, known
-                    raise error
-                out.append(parse_slice(lines, units[first][0], units[last - 1][1], rule))
-                break
-            except AsaqlError as error:
-                at = _unit_of(error, lines, offsets, starts, units[last - 1][1])
-                at = min(max(at, first), last - 1)
-                last, broken = at, (at, error)
+            error, known = known, None
+            if error is None:
+                try:
+                    out.append(parse_slice(lines, units[first][0], units[last - 1][1], rule))
+                    break
+                except AsaqlError as failed:
+                    error = failed
+            at = _unit_of(error, lines, offsets, starts, units[last - 1][1])
+            at = min(max(at, first), last - 1)
+            last, broken = at, (at, error)  # the units before `at` parse: try them alone
         if broken is None:
             return out
         errors.append(broken[1])
