@@ -47,7 +47,7 @@ def parse(text: str) -> ast.Query:
 
 
 def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
-    """Parse text[start:end] of `lines.text` as a `query` or a `with_step`; positions and
+    """Parse text[start:end] of `lines.text` as a `query` or `with_steps`; positions and
     messages are those of the whole text."""
     try:
         node = _parse(lines, start, end, rule)
