@@ -33,10 +33,9 @@ def _pairs(values: tuple[str, ...], option: str, single_ok: bool) -> dict[str, s
 
 
 def _read_query(path: str) -> str:
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise click.UsageError(f"cannot read query file {path}: {error.strerror}") from None
+    from asaql.query_text import read_query_file
+
+    return read_query_file(path)  # a QueryFileError is one line, exit 2 (AsaqlGroup)
 
 
 class OneLineError(click.ClickException):

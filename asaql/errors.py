@@ -5,7 +5,16 @@ This module imports nothing from asaql, so every layer can raise and carry posit
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+# The line ends the parser counts (after asaql.query_text.normalize_newlines): not the other
+# breaks str.splitlines() knows (form feed, U+2028, …), which would shift the line shown.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def source_lines(source: str | None) -> list[str]:
+    return _LINE_END.split(source) if source is not None else []
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,15 +85,13 @@ def render_diagnostic(
     lines = [f"error: {message}"]
     if span is not None:
         lines.append(f"  --> {filename}:{span.line}:{span.column}")
-        text_lines = source.splitlines() if source is not None else []
-        if 1 <= span.line <= len(text_lines):
-            text = text_lines[span.line - 1].expandtabs(1)
-            width = span.end_column - span.column if span.end_line == span.line else len(text) - span.column + 1
-            width = max(1, min(width, max(1, len(text) - span.column + 1)))
+        excerpt = _excerpt(source, span)
+        if excerpt is not None:
+            text, column, width = excerpt
             gutter = " " * len(str(span.line))
             lines.append(f" {gutter} |")
             lines.append(f" {span.line} | {text}")
-            lines.append(f" {gutter} | {' ' * (span.column - 1)}{'^' * width}")
+            lines.append(f" {gutter} | {' ' * (column - 1)}{'^' * width}")
     if hint:
         lines.append(f"hint: {hint}")
     return "\n".join(lines)
@@ -96,15 +103,35 @@ def render_located(severity: str, message: str, span: Span | None, hint: str | N
     compiler-style form editors and CI logs link to (asaql check)."""
     where = f"{filename}:{span.line}:{span.column}" if span is not None else filename
     lines = [f"{where}: {severity}: {message}"]
-    text_lines = source.splitlines() if source is not None else []
-    if span is not None and 1 <= span.line <= len(text_lines):
-        text = text_lines[span.line - 1].expandtabs(1)
-        width = span.end_column - span.column if span.end_line == span.line \
-            else len(text) - span.column + 1
-        width = max(1, min(width, max(1, len(text) - span.column + 1)))
+    excerpt = _excerpt(source, span) if span is not None else None
+    if excerpt is not None:
+        text, column, width = excerpt
         gutter = " " * len(str(span.line))
         lines.append(f" {span.line} | {text}")
-        lines.append(f" {gutter} | {' ' * (span.column - 1)}{'^' * width}")
+        lines.append(f" {gutter} | {' ' * (column - 1)}{'^' * width}")
     if hint:
         lines.append(f"  hint: {hint}")
     return "\n".join(lines)
+
+
+_SHOWN = 120  # characters of a long line shown around the caret
+
+
+def _excerpt(source: str | None, span: Span) -> tuple[str, int, int] | None:
+    """(the line to show, the caret's column in it, the caret's width): characters that do
+    not print shown as spaces (so the caret stays under its character), and a long line cut
+    to the part around the span, marked with '…'."""
+    text_lines = source_lines(source)
+    if not 1 <= span.line <= len(text_lines):
+        return None
+    text = "".join(c if c.isprintable() else " " for c in text_lines[span.line - 1]
+                   [max(0, span.column - 1 - _SHOWN):span.column - 1 + 2 * _SHOWN])
+    column = min(span.column, _SHOWN + 1)
+    if span.column - 1 > _SHOWN:
+        text = "…" + text[1:]
+    if len(text) > column + _SHOWN:
+        text = text[:column + _SHOWN] + "…"
+    width = span.end_column - span.column if span.end_line == span.line \
+        else len(text) - column + 1
+    width = max(1, min(width, max(1, len(text) - column + 1)))
+    return text, column, width

@@ -212,7 +212,9 @@ def is_system_window(node) -> bool:
 def access(expr, path: tuple[str, ...], span):
     """`expr.a.b`: nested fields of a step's column."""
     if not path:
-        return expr
+        # a stage's columns have no position of their own: an error about one is at its use
+        return Field(path=expr.path, span=span) if isinstance(expr, Field) and expr.span is None \
+            else expr
     if isinstance(expr, Field):
         return Field(path=expr.path + path, span=span)
     return FieldAccess(operand=expr, path=path, span=span)

@@ -7,6 +7,7 @@ Lark's non-recursive transformer keeps deeply nested expressions off the Python 
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from lark import Token, Transformer_NonRecursive, v_args
@@ -45,6 +46,9 @@ class AstBuilder(Transformer_NonRecursive):
         return tuple(children)
 
     def with_clause(self, meta, children):
+        return tuple(children)
+
+    def with_steps(self, meta, children):
         return tuple(children)
 
     def with_step(self, meta, children):
@@ -179,14 +183,21 @@ class AstBuilder(Transformer_NonRecursive):
 
     # ------------------------------------------------------------ primaries
     def int_lit(self, meta, children):
-        value = int(children[0])
-        if value > _INT64_MAX:
-            raise QuerySyntaxError("syntax error: integer literal is too large for bigint",
-                                   token_span(children[0]))
-        return ast.Literal(value=value, kind="bigint", span=token_span(children[0]))
+        digits = str(children[0]).lstrip("0") or "0"
+        # compare lengths first: int() refuses strings of more than 4,300 digits
+        if len(digits) > len(str(_INT64_MAX)) or int(digits) > _INT64_MAX:
+            raise QuerySyntaxError(
+                f"syntax error: integer literal out of range for bigint (at most {_INT64_MAX})",
+                token_span(children[0]),
+                "a larger number is written as a float, e.g. 1e19")
+        return ast.Literal(value=int(digits), kind="bigint", span=token_span(children[0]))
 
     def float_lit(self, meta, children):
-        return ast.Literal(value=float(children[0]), kind="float", span=token_span(children[0]))
+        value = float(children[0])
+        if math.isinf(value):
+            raise QuerySyntaxError("syntax error: number out of range for float (a 64-bit double, "
+                                   "at most about 1.8e308)", token_span(children[0]))
+        return ast.Literal(value=value, kind="float", span=token_span(children[0]))
 
     def string_lit(self, meta, children):
         text = str(children[0])

@@ -11,7 +11,8 @@ from pathlib import Path
 import lark
 
 GRAMMAR_FILE = "asaql.lark"
-START = "query"
+# "with_steps" lets `asaql check` parse the WITH steps after a broken one on their own.
+START = ["query", "with_steps"]
 
 
 def grammar_text() -> str:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureError
+from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
 from asaql.syntax.grammar import parser
+from asaql.syntax.limits import check_depth
+from asaql.syntax.positions import LineIndex
 
 # Terminals that can start an expression; when most of them are expected, say "an expression".
 _EXPRESSION_START = {
@@ -36,18 +40,29 @@ _MAX_LISTED = 6
 
 
 def parse(text: str) -> ast.Query:
-    """Parse one job query (optional WITH steps, then SELECT statements)."""
+    """Parse one job query (optional WITH steps, then SELECT statements). Line ends may be
+    LF, CRLF or CR: positions count each as one line end."""
+    text = normalize_newlines(text)
+    return parse_slice(LineIndex(text), 0, len(text))
+
+
+def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
+    """Parse text[start:end] of `lines.text` as a `query` or `with_steps`; positions and
+    messages are those of the whole text."""
     try:
-        return _parse(text)
+        node = _parse(lines, start, end, rule)
     except RecursionError:  # both steps are iterative; this is a last guard, not a known path
-        raise QuerySyntaxError("syntax error: the query is nested too deeply", Span.point(1, 1)) from None
+        raise QuerySyntaxError("syntax error: the query is nested too deeply",
+                               Span.point(*lines.position(start))) from None
+    check_depth(node)  # the later stages recurse: refuse what they could not walk
+    return node
 
 
-def _parse(text: str) -> ast.Query:
+def _parse(lines: LineIndex, start: int, end: int, rule: str):
     try:
-        tree = parser().parse(text)
+        tree = parser().parse(lines.slice(start, end), start=rule)
     except UnexpectedInput as error:
-        raise _syntax_error(error, text) from None
+        raise _syntax_error(error, _Source(lines, start, end, rule)) from None
     try:
         return AstBuilder().transform(tree)
     except VisitError as error:
@@ -56,35 +71,49 @@ def _parse(text: str) -> ast.Query:
         raise
 
 
+@dataclass(frozen=True)
+class _Source:
+    """The part of the text that was parsed, and as what."""
+
+    lines: LineIndex
+    start: int
+    end: int
+    rule: str
+
+    @property
+    def text(self) -> str:
+        return self.lines.text
+
+
 # ASA clauses asaql does not parse yet: a syntax error after one of them names the clause.
 _UNSUPPORTED_CLAUSES = re.compile(r"\b(MATCH_RECOGNIZE)\s*\(", re.IGNORECASE)
 
 
-def _syntax_error(error: UnexpectedInput, text: str) -> AsaqlError:
+def _syntax_error(error: UnexpectedInput, source: _Source) -> AsaqlError:
     offset = getattr(error, "pos_in_stream", None)
-    for match in _UNSUPPORTED_CLAUSES.finditer(text):
+    for match in _UNSUPPORTED_CLAUSES.finditer(source.text, source.start, source.end):
         if offset is None or match.start() <= offset:
-            line = text.count("\n", 0, match.start()) + 1
-            column = match.start() - (text.rfind("\n", 0, match.start()) + 1) + 1
+            line, column = source.lines.position(match.start())
             return UnsupportedFeatureError(
                 f"{match.group(1).upper()} is not supported yet",
                 Span(line, column, line, column + len(match.group(1))))
     if isinstance(error, UnexpectedToken):
-        return _unexpected_token(error, text)
+        return _unexpected_token(error, source)
     if isinstance(error, UnexpectedCharacters):
-        return _unexpected_character(error, text)
+        return _unexpected_character(error, source.text)
     # UnexpectedEOF does not occur with the LALR parser; keep a position anyway.
-    line, column = _end_of_text(text)
+    line, column = _end_of_text(source)
     return QuerySyntaxError("syntax error: unexpected end of query", Span.point(line, column))
 
 
-def _unexpected_token(error: UnexpectedToken, text: str) -> QuerySyntaxError:
+def _unexpected_token(error: UnexpectedToken, source: _Source) -> QuerySyntaxError:
+    text = source.text
     token = error.token
-    acceptable, previous = _acceptable(error, text)
+    acceptable, previous = _acceptable(error, source)
     expected = _expected(acceptable)
     hint = _keyword_hint(token, previous, acceptable)
     if token.type == "$END":
-        line, column = _end_of_text(text)
+        line, column = _end_of_text(source)
         return QuerySyntaxError(f"syntax error: unexpected end of query{expected}",
                                 Span.point(line, column), hint)
     if token.type == "SLASH" and text.startswith("/*", token.start_pos):
@@ -99,14 +128,15 @@ def _unexpected_token(error: UnexpectedToken, text: str) -> QuerySyntaxError:
                             Span(token.line, token.column, token.end_line, token.end_column), hint)
 
 
-def _acceptable(error: UnexpectedToken, text: str) -> tuple[set[str], object]:
+def _acceptable(error: UnexpectedToken, source: _Source) -> tuple[set[str], object]:
     """The terminals that could really come where the bad token is, and the token before it.
     LALR merges states, so by the time lark notices the error it may have reduced past some
     choices (`f(a` then the end would say only ')'); parse again step by step and ask the
     state just before that token."""
     previous = None
     try:
-        interactive = parser().parse_interactive(text)
+        interactive = parser().parse_interactive(
+            source.lines.slice(source.start, source.end), start=source.rule)
         for token in interactive.iter_parse():  # yields each token before feeding it
             if token.start_pos == error.token.start_pos and token.type == error.token.type:
                 break
@@ -182,7 +212,7 @@ def _order(word: str) -> tuple[int, str]:
     return (3 if word == "end of query" else 2), word
 
 
-def _end_of_text(text: str) -> tuple[int, int]:
-    """Just after the last character that is not white space."""
-    lines = text.rstrip().split("\n")
-    return len(lines), len(lines[-1].rstrip("\r")) + 1
+def _end_of_text(source: _Source) -> tuple[int, int]:
+    """Just after the last character of the parsed part that is not white space."""
+    end = source.start + len(source.text[source.start:source.end].rstrip())
+    return source.lines.position(end)

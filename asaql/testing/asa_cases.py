@@ -14,6 +14,7 @@ from pathlib import Path
 
 from asaql.errors import AsaqlError, ConfigurationError
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.query_text import read_query_file
 from asaql.testing import golden
 from asaql.testing.suite import (
     MATCHED, MISSING, NOT_EQUAL, UNEXPECTED, UNREQUIRED, CaseResult, OutputResult, row_diff,
@@ -84,7 +85,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
     from asaql.compiler import compile_query
     from asaql.runner import RunOptions, run
 
-    text = query_file.read_text(encoding="utf-8")
+    text = read_query_file(query_file)
     results = []
     for case in cases:
         started = time.monotonic()

@@ -22,6 +22,7 @@ from pathlib import Path
 from asaql.compiler import compile_query
 from asaql.errors import AsaqlError, ConfigurationError
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.query_text import read_query_file
 
 
 @dataclass
@@ -59,7 +60,7 @@ def load_case(folder: Path) -> Case:
     return Case(
         name=folder.name,
         folder=folder,
-        query=(folder / "query.sql").read_text(),
+        query=read_query_file(folder / "query.sql"),
         inputs=_named_files(folder, "input", "inputs"),
         expected=_named_files(folder, "expected", "expected"),
         expected_error=folder / "expected_error.txt" if (folder / "expected_error.txt").exists() else None,

@@ -19,6 +19,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from asaql.errors import AsaqlError
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.query_text import read_query_file
 from asaql.testing import golden
 
 MATCHED, NOT_EQUAL, MISSING, UNEXPECTED, UNREQUIRED = (
@@ -103,8 +104,8 @@ def _case_name(root: Path, folder: Path) -> str:
 
 def _query_text(folder: Path) -> str | None:
     try:
-        return (folder / "query.sql").read_text(encoding="utf-8")
-    except OSError:
+        return read_query_file(folder / "query.sql")
+    except AsaqlError:
         return None
 
 
