@@ -215,6 +215,8 @@ def _summary(counts, errors_path: str) -> str:
         text += f", {counts.failed} rows failed a CAST"
     if counts.malformed or counts.failed:
         text += f" (set aside in {errors_path})"
+    text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
+             f"dropped + {counts.malformed} malformed")
     return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
 
 

@@ -1,0 +1,110 @@
+"""What makes a JSON-lines record malformed, as native Spark expressions over its text.
+
+Spark's JSON parser accepts things ASA's does not (text after the object, invalid UTF-8 after
+it, duplicate keys: the last one wins) and its schema inference dies on others (a duplicate key
+is COLUMN_ALREADY_EXISTS, a 200-deep object an unpicklable schema). So every line is checked
+here first: the stream marks the line malformed with the reason, and schema inference reads
+only lines that pass. The checks cost little on a good line: the expensive ones (a regular
+expression, a bracket walk) run only on the rare line a cheap test singles out.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from asaql.input_records import MAX_DEPTH
+from asaql.runtime import columns as C
+
+BOM = "\ufeff"
+REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
+# A JSON string literal; possessive quantifiers, so Java's regex engine does not recurse per
+# character (a long string would overflow its stack).
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+
+
+def split_lines(files: DataFrame) -> DataFrame:
+    """Whole files (`value`, `_metadata`) → one row per non-blank line: FILE, its modification
+    time, LINE (1-based) and the line's text, without a CR before the LF nor a byte-order mark
+    at the start of the file."""
+    lines = files.select(
+        F.col("_metadata.file_path").alias(C.FILE),
+        F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
+        F.posexplode(F.split(F.col("value"), "\n")).alias("_asaql_pos", "_asaql_text"),
+    )
+    text = F.col("_asaql_text")
+    # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
+    text = F.when(text.endswith("\r"), F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)")) \
+        .otherwise(text)
+    text = F.when((F.col("_asaql_pos") == 0) & text.startswith(BOM), F.substring(text, 2, 2**31 - 1)) \
+        .otherwise(text)
+    return lines.select(C.FILE, "_asaql_mtime", (F.col("_asaql_pos") + 1).alias(C.LINE),
+                        text.alias("_asaql_text")) \
+        .where(F.trim(F.col("_asaql_text")) != "")
+
+
+def shape_problem(text: Column) -> Column:
+    """The reason a line is not one JSON object as ASA reads it, found from its text alone;
+    NULL for a line that may be one (the JSON parser then has its say)."""
+    stripped = F.ltrim(text)
+    return (
+        F.when(text.contains(REPLACEMENT)
+               & F.regexp_replace(text, _STRING, '""').contains(REPLACEMENT),
+               F.lit("invalid UTF-8 outside a string"))
+        .when(~stripped.startswith("{"),
+              F.lit("not a JSON object (an array, a number, a string, true, false or null)"))
+        .when(_bracket_count(text) > MAX_DEPTH,
+              F.when(_depth(text) > MAX_DEPTH,
+                     F.lit(f"nested deeper than {MAX_DEPTH} levels")))
+    )
+
+
+def parse_problem(text: Column, corrupt: Column) -> Column:
+    """The reason for a line the JSON parser refused (`corrupt`) or accepted too kindly."""
+    keys = F.json_object_keys(text)
+    lowered = F.transform(keys, F.lower)
+    return (
+        F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
+               F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
+        .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
+        .when(corrupt, F.lit("a field does not have the type the input's other records give it"))
+        .when(F.size(keys) != F.size(F.array_distinct(lowered)), F.concat(
+            F.lit("duplicate key '"),
+            F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
+            F.lit("'")))
+        .when(~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
+              F.lit("text after the JSON object"))
+    )
+
+
+def clean_lines(files: DataFrame) -> DataFrame:
+    """The lines of whole files that can be one JSON object (`value`): what schema inference
+    reads. The duplicate-key check needs a parse, so it runs here too."""
+    lines = split_lines(files)
+    text = F.col("_asaql_text")
+    keys = F.json_object_keys(text)
+    partition = F.get_json_object(text, f"$.{C.PARTITION_FIELD}")
+    arrival = F.get_json_object(text, f"$.{C.ARRIVAL_FIELD}")
+    # A record the stream sets aside must not widen a field's type for the others either
+    usable = F.coalesce(F.size(keys) == F.size(F.array_distinct(F.transform(keys, F.lower))),
+                        F.lit(True)) \
+        & (partition.isNull() | partition.rlike(r"^\d{1,18}$")) \
+        & (arrival.isNull() | F.try_to_timestamp(arrival).isNotNull())
+    return lines.where(shape_problem(text).isNull()).where(usable).select(text.alias("value"))
+
+
+def _bracket_count(text: Column) -> Column:
+    """Opening brackets anywhere (strings included): a bound on the depth, cheap to count."""
+    return F.length(text) - F.length(F.translate(text, "{[", ""))
+
+
+def _depth(text: Column) -> Column:
+    """The deepest nesting of objects and arrays, outside strings."""
+    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
+    walk = F.aggregate(
+        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("deepest")),
+        lambda acc, c: F.struct(
+            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
+            F.greatest(acc["deepest"], acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1))
+            .alias("deepest")))
+    return walk["deepest"]
