@@ -37,6 +37,7 @@ def route_python_logs(log_path: str) -> None:
             logger = logging.getLogger(name)
         for old in list(logger.handlers):
             logger.removeHandler(old)
+            old.close()
         logging.Logger.addHandler(logger, handler)  # PySparkLogger.addHandler forces JSON
         logger.propagate = False
 

@@ -19,7 +19,8 @@ from asaql.input_files import input_files
 from asaql.input_records import parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
-from asaql.spark.records import clean_lines, parse_problem, shape_problem, split_lines
+from asaql.spark.records import (NOT_PARTITION, clean_lines, parse_problem, shape_problem,
+                                 split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
@@ -32,13 +33,34 @@ def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
     files = input_files(path)
     if not files:
         raise ConfigurationError(f"input folder {path} has no .jsonl or .json files to read")
-    whole = spark.read.option("wholetext", "true").text([str(f) for f in files]) \
+    whole = spark.read.text([str(f) for f in files], wholetext=True) \
         .select("value", "_metadata")
     inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
-    fields = [f for f in inferred.fields if f.name != "_corrupt_record"]
+    fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     order = _first_appearance_order(files)
     fields.sort(key=lambda f: order.get(f.name, len(order)))
     return T.StructType(fields)
+
+
+def _one_field_per_name(data_type: T.DataType) -> T.DataType:
+    """Inference gives a nested record with a duplicate key the field twice, which Spark then
+    refuses (DUPLICATED_FIELD_NAME_IN_ARROW_STRUCT, COLUMN_ALREADY_EXISTS): one field per name
+    (case-insensitive, the first kept); the parser gives such a key its last value, as Json.NET
+    does. A duplicate key at the top level is a malformed record (records.py)."""
+    if isinstance(data_type, T.StructType):
+        seen, fields = set(), []
+        for f in data_type.fields:
+            if f.name.lower() not in seen:
+                seen.add(f.name.lower())
+                fields.append(T.StructField(f.name, _one_field_per_name(f.dataType), f.nullable,
+                                            f.metadata))
+        return T.StructType(fields)
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_one_field_per_name(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(data_type.keyType, _one_field_per_name(data_type.valueType),
+                         data_type.valueContainsNull)
+    return data_type
 
 
 def _first_appearance_order(files: list[Path]) -> dict[str, int]:
@@ -94,8 +116,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     text = F.col("_asaql_text")
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass
-    error = F.when(~is_control, F.coalesce(shape_problem(text), parse_problem(text, corrupt),
-                                           arrival_error, partition_error))
+    error = F.when(~is_control, F.coalesce(
+        shape_problem(text), parse_problem(text, corrupt, schema), arrival_error, partition_error))
     payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
     return parsed.select(
@@ -130,7 +152,7 @@ def _partition_id(names: set[str], schema: T.StructType):
     exact = F.coalesce(raw.cast("double") == value.cast("double"), F.lit(False))
     error = F.when(raw.isNotNull() & (value.isNull() | ~exact | (value < 0)),
                    F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
-                            F.lit("' is not a partition number (a whole number, 0 or more)")))
+                            F.lit(f"' {NOT_PARTITION}")))
     return value, error
 
 
@@ -152,7 +174,8 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     files = [str(f) for f in input_files(path)]
     if not files:
         return ()
-    partition = F.regexp_extract("value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
+    partition = F.regexp_extract(
+        "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
     found = spark.read.text(files).where(F.trim("value") != "").select(
         F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),

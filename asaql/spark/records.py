@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from asaql.input_records import MAX_DEPTH
 from asaql.runtime import columns as C
@@ -59,15 +60,16 @@ def shape_problem(text: Column) -> Column:
     )
 
 
-def parse_problem(text: Column, corrupt: Column) -> Column:
-    """The reason for a line the JSON parser refused (`corrupt`) or accepted too kindly."""
+def parse_problem(text: Column, corrupt: Column, schema: T.StructType) -> Column:
+    """The reason for a line the JSON parser refused (`corrupt`, with `schema`) or accepted too
+    kindly."""
     keys = F.json_object_keys(text)
     lowered = F.transform(keys, F.lower)
     return (
         F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
                F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
         .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
-        .when(corrupt, F.lit("a field does not have the type the input's other records give it"))
+        .when(corrupt, _misfit(text, schema))
         .when(F.size(keys) != F.size(F.array_distinct(lowered)), F.concat(
             F.lit("duplicate key '"),
             F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
@@ -75,6 +77,32 @@ def parse_problem(text: Column, corrupt: Column) -> Column:
         .when(~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
               F.lit("text after the JSON object"))
     )
+
+
+def _misfit(text: Column, schema: T.StructType) -> Column:
+    """Which field of a well-formed record does not fit the inferred type: each field is parsed
+    alone (only on such a line: it is rare)."""
+    generic = F.lit("a field does not have the type the input's other records give it")
+    if len(schema.fields) > _NAMED_FIELDS:
+        return generic
+    reasons = []
+    for f in schema.fields:
+        alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
+        parsed = F.from_json(text, alone, {"mode": "PERMISSIVE",
+                                           "columnNameOfCorruptRecord": "_asaql_misfit"})
+        value = F.get_json_object(text, "$." + f.name) if f.name.isidentifier() else F.lit("?")
+        if f.name == C.PARTITION_FIELD:
+            why = F.concat(F.lit(f"{C.PARTITION_FIELD} '"), value, F.lit(f"' {NOT_PARTITION}"))
+        else:
+            why = F.concat(F.lit(f"field '{f.name}' is '"), F.substring(value, 1, 80),
+                           F.lit(f"' where the input's other records have a "
+                                 f"{f.dataType.simpleString()[:60]}"))
+        reasons.append(F.when(parsed["_asaql_misfit"].isNotNull(), why))
+    return F.coalesce(*reasons, generic)
+
+
+_NAMED_FIELDS = 64  # beyond, a misfit is not named (a parse per field would bloat the plan)
+NOT_PARTITION = "is not a partition number (a whole number, 0 or more)"
 
 
 def clean_lines(files: DataFrame) -> DataFrame:

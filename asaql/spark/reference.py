@@ -89,14 +89,14 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
 
 def _json_table(spark: SparkSession, path: str) -> DataFrame:
     schema = infer_payload_schema(spark, path)
-    files = spark.read.option("wholetext", "true").text([str(f) for f in input_files(path)])
+    files = spark.read.text([str(f) for f in input_files(path)], wholetext=True)
     lines = split_lines(files.select("value", "_metadata"))
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"))
     text = F.col("_asaql_text")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt))
+    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt, schema))
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:

@@ -1,0 +1,89 @@
+"""A failure inside Spark or Java is one clear message on stderr (what failed, the statement,
+what to do, the log's path), exit 3, and never Spark's raw log: real failing paths, each in
+its own `asaql` process (its own TMPDIR, so its own log file)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+RAW_LOG_LINES = [
+    re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARN|ERROR)\b", re.M),  # log4j
+    re.compile(r"^\s*\{\s*\"(ts|level|msg|logger)\"", re.M),  # PySpark's JSON log records
+    re.compile(r"^\s*at [\w.$]+\(", re.M),  # a Java stack frame
+    re.compile(r"Traceback \(most recent call last\)"),
+    re.compile(r"^(WARNING|Using Spark's default log4j)", re.M),  # the JVM launcher
+]
+
+QUERY = "SELECT id, v INTO out\nFROM input TIMESTAMP BY t\n"
+
+
+def run_asaql(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    (tmp_path / "query.sql").write_text(QUERY)
+    (tmp_path / "events.jsonl").write_text(
+        '{"id": 1, "v": 2, "t": "2021-01-01T00:00:01Z"}\n'
+        '{"id": 2, "v": 3, "t": "2021-01-01T00:00:02Z"}\n')
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    environment = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), **(env or {})}
+    environment.pop("ASAQL_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "asaql.cli", "run", "query.sql", "--input", "events.jsonl",
+         "--output", "out=out.jsonl", *args],
+        cwd=tmp_path, capture_output=True, text=True, env=environment, timeout=900)
+
+
+def assert_clear_failure(result: subprocess.CompletedProcess, tmp_path: Path, what: str) -> str:
+    assert result.returncode == 3, result.stderr
+    for pattern in RAW_LOG_LINES:
+        assert not pattern.search(result.stderr), f"raw log line on stderr:\n{result.stderr}"
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert lines[0].startswith(f"error: {what}"), result.stderr
+    assert any(line.startswith("what to do: ") for line in lines), result.stderr
+    log = tmp_path / "tmp" / "asaql-spark.log"
+    assert lines[-1] == f"full log: {log}"
+    assert "==== asaql: the run failed ====" in log.read_text(errors="replace")
+    return result.stderr
+
+
+def test_a_jvm_that_cannot_start_is_one_message_naming_the_launchers_reason(tmp_path):
+    result = run_asaql(tmp_path, "--master", "nowhere://x")
+    stderr = assert_clear_failure(result, tmp_path, "Spark could not start")
+    assert "Master must either be yarn or start with spark, k8s, or local" in stderr
+    assert "Java 17" in stderr
+
+
+def test_java_missing_is_one_message(tmp_path):
+    result = run_asaql(tmp_path, env={"JAVA_HOME": str(tmp_path / "no-java")})
+    stderr = assert_clear_failure(result, tmp_path, "Spark could not start")
+    assert "no-java/bin/java" in stderr
+
+
+def test_an_unreadable_checkpoint_is_one_message_saying_what_to_do(tmp_path):
+    checkpoint = tmp_path / "checkpoint"
+    for log in ("offsets", "commits"):
+        (checkpoint / "source-0" / log).mkdir(parents=True)
+        (checkpoint / "source-0" / log / "0").write_text("not a checkpoint\n")
+    result = run_asaql(tmp_path, "--checkpoint", str(checkpoint))
+    stderr = assert_clear_failure(result, tmp_path, "the checkpoint cannot be used")
+    assert "--checkpoint" in stderr
+
+
+def test_a_failing_python_worker_names_the_statement_and_verbose_shows_the_stack(tmp_path):
+    """Spark's Python workers run without site-packages (`python -S`): a real worker failure,
+    as when PYSPARK_PYTHON names a Python without asaql's packages."""
+    worker = tmp_path / "worker-python"
+    worker.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    worker.chmod(0o755)
+    env = {"PYSPARK_PYTHON": str(worker)}
+    result = run_asaql(tmp_path, env=env)
+    stderr = assert_clear_failure(result, tmp_path, "a Python worker of Spark failed")
+    assert "ModuleNotFoundError" in stderr
+    assert "in the statement at query.sql:1:1 (SELECT id, v INTO out)" in stderr
+    verbose = run_asaql(tmp_path, "--verbose", env=env)
+    assert verbose.returncode == 3
+    assert "Traceback (most recent call last)" in verbose.stderr  # asked for: the stack
+    assert verbose.stderr.rstrip().endswith(f"full log: {tmp_path / 'tmp' / 'asaql-spark.log'}")
