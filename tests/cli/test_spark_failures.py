@@ -49,11 +49,15 @@ def assert_clear_failure(result: subprocess.CompletedProcess, tmp_path: Path, wh
     return result.stderr
 
 
-def test_a_jvm_that_cannot_start_is_one_message_naming_the_launchers_reason(tmp_path):
+def test_a_jvm_that_cannot_start_is_one_message_and_verbose_adds_the_stack(tmp_path):
     result = run_asaql(tmp_path, "--master", "nowhere://x")
     stderr = assert_clear_failure(result, tmp_path, "Spark could not start")
     assert "Master must either be yarn or start with spark, k8s, or local" in stderr
     assert "Java 17" in stderr
+    verbose = run_asaql(tmp_path, "--master", "nowhere://x", "--verbose")
+    assert verbose.returncode == 3
+    assert "Traceback (most recent call last)" in verbose.stderr  # asked for: the stack
+    assert verbose.stderr.rstrip().endswith(f"full log: {tmp_path / 'tmp' / 'asaql-spark.log'}")
 
 
 def test_java_missing_is_one_message(tmp_path):
@@ -72,18 +76,33 @@ def test_an_unreadable_checkpoint_is_one_message_saying_what_to_do(tmp_path):
     assert "--checkpoint" in stderr
 
 
-def test_a_failing_python_worker_names_the_statement_and_verbose_shows_the_stack(tmp_path):
+def test_a_failing_python_worker_is_one_message_naming_the_statement(tmp_path):
     """Spark's Python workers run without site-packages (`python -S`): a real worker failure,
     as when PYSPARK_PYTHON names a Python without asaql's packages."""
     worker = tmp_path / "worker-python"
     worker.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
     worker.chmod(0o755)
-    env = {"PYSPARK_PYTHON": str(worker)}
-    result = run_asaql(tmp_path, env=env)
+    result = run_asaql(tmp_path, env={"PYSPARK_PYTHON": str(worker)})
     stderr = assert_clear_failure(result, tmp_path, "a Python worker of Spark failed")
     assert "ModuleNotFoundError" in stderr
     assert "in the statement at query.sql:1:1 (SELECT id, v INTO out)" in stderr
-    verbose = run_asaql(tmp_path, "--verbose", env=env)
-    assert verbose.returncode == 3
-    assert "Traceback (most recent call last)" in verbose.stderr  # asked for: the stack
-    assert verbose.stderr.rstrip().endswith(f"full log: {tmp_path / 'tmp' / 'asaql-spark.log'}")
+
+
+def test_pysparks_json_log_records_go_to_the_log_file_not_stderr(spark, tmp_path, capfd):
+    """An error with a DataFrame context makes PySpark log a JSON record on stderr; the run
+    sends it to the log file instead."""
+    import pytest
+    from pyspark.sql import functions as F
+
+    from asaql.spark import failures
+
+    log = tmp_path / "asaql-spark.log"
+    failures.route_python_logs(str(log))
+    with pytest.raises(Exception) as caught:
+        spark.range(1).select(F.col("no_such_column")).collect()
+    assert failures.is_spark_failure(caught.value)
+    message = failures.render(caught.value, str(log))
+    assert message.startswith("error: Spark refused the plan asaql made of the query: ")
+    assert "UNRESOLVED_COLUMN" in message
+    assert not RAW_LOG_LINES[1].search(capfd.readouterr().err)
+    assert "DataFrameQueryContextLogger" in log.read_text()
