@@ -16,30 +16,58 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
-from asaql.input_records import parse_record
+from asaql.input_records import MAX_DEPTH, parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
-from asaql.spark.records import (NOT_PARTITION, clean_lines, parse_problem, shape_problem,
-                                 split_lines)
+from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
+                                 shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
 
 
 def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
-    """Spark's JSON inference over the files present, fields in order of first appearance. Only
-    lines that can be one record are read (asaql/spark/records.py): a malformed line is set aside
-    by the stream, never allowed to break the schema of the rest."""
+    """Spark's JSON inference over the files present, fields in order of first appearance. When
+    it saw a record the stream sets aside, it runs again over the lines that can be one record
+    (asaql/spark/records.py): a malformed line never breaks the schema of the rest."""
     files = input_files(path)
     if not files:
         raise ConfigurationError(f"input folder {path} has no .jsonl or .json files to read")
-    whole = spark.read.text([str(f) for f in files], wholetext=True) \
-        .select("value", "_metadata")
-    inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
+    try:
+        inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
+    except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
+        inferred = None
+    if inferred is None or _needs_clean_lines(inferred):  # 2.5× slower (benchmarks/record_checks.py): when needed
+        whole = spark.read.text([str(f) for f in files], wholetext=True) \
+            .select("value", "_metadata")
+        inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     order = _first_appearance_order(files)
     fields.sort(key=lambda f: order.get(f.name, len(order)))
     return T.StructType(fields)
+
+
+def _needs_clean_lines(schema: T.StructType) -> bool:
+    """Whether Spark's own inference saw a record the stream sets aside: one it could not parse
+    (a BOM, bad JSON), a duplicate key, deep nesting, or a PartitionId that widened the type."""
+    partition = next((f for f in schema.fields if f.name == C.PARTITION_FIELD), None)
+    return "_corrupt_record" in schema.fieldNames() or _depth_or_duplicates(schema) \
+        or (partition is not None
+            and not isinstance(partition.dataType, (T.LongType, T.IntegerType)))
+
+
+def _depth_or_duplicates(data_type: T.DataType, depth: int = 1) -> bool:
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(data_type, T.StructType):
+        names = [f.name.lower() for f in data_type.fields]
+        return len(set(names)) != len(names) or any(
+            _depth_or_duplicates(f.dataType, depth + 1) for f in data_type.fields)
+    if isinstance(data_type, T.ArrayType):
+        return _depth_or_duplicates(data_type.elementType, depth + 1)
+    if isinstance(data_type, T.MapType):
+        return _depth_or_duplicates(data_type.valueType, depth + 1)
+    return False
 
 
 def _one_field_per_name(data_type: T.DataType) -> T.DataType:
@@ -109,7 +137,9 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
-    parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
+    parsed = lines.select(
+        "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
+        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))  # once: each use would parse
     names = set(schema.fieldNames())
     arrival, arrival_error = _arrival_time(names)
     partition, partition_error = _partition_id(names, schema)
@@ -117,7 +147,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -
     text = F.col("_asaql_text")
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass
     error = F.when(~is_control, F.coalesce(
-        shape_problem(text), parse_problem(text, corrupt, schema), arrival_error, partition_error))
+        shape_problem(text), parse_problem(text, corrupt, schema, F.col("_asaql_keys")),
+        arrival_error, partition_error))
     payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
     return parsed.select(

@@ -15,7 +15,7 @@ from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name, infer_payload_schema
-from asaql.spark.records import parse_problem, shape_problem, split_lines
+from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
 
 _CORRUPT = "_asaql_corrupt"
 
@@ -93,10 +93,12 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     lines = split_lines(files.select("value", "_metadata"))
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
-        "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"))
+        "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
+        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
     text = F.col("_asaql_text")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt, schema))
+    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt, schema,
+                                                                F.col("_asaql_keys")))
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:
