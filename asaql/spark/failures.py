@@ -52,7 +52,7 @@ def describe(error: BaseException) -> SparkFailure:
     """The failure, told apart by its error condition and class."""
     text = str(error)
     name = type(error).__name__
-    detail = _reason(text) or name
+    detail = reason(text) or name
     if "JAVA_GATEWAY_EXITED" in text or _gateway_missing(error):
         detail = getattr(error, "asaql_launch_reason", None) or detail
         return SparkFailure(
@@ -149,13 +149,14 @@ def launch_reason(log_path: str, start: int) -> str | None:
     return re.sub(r"^Exception in thread \S+ ", "", telling[-1])[:400]
 
 
-def _reason(text: str) -> str:
+def reason(text: str) -> str:
     """The innermost reason in Spark's message: a Python exception's last line when there is
     one, else the first line of the outermost error, without the query's plan dump."""
-    python = re.findall(r"^(\w+(?:\.\w+)*(?:Error|Exception): .+)$", text, re.M)
+    python = re.findall(r"^(\w+(?:Error|Exception): .+)$", text, re.M)
     if python:
         return python[-1].strip()
-    first = text.strip().splitlines()[0] if text.strip() else ""
+    causes = re.findall(r"^Caused by: [\w.$]+: (.+)$", text, re.M)  # a Java chain: the root
+    first = causes[-1] if causes else text.strip().splitlines()[0] if text.strip() else ""
     first = re.sub(r"\s*SQLSTATE: \w+", "", first)
     first = re.sub(r"Query \[id = [^\]]+\] terminated with exception: ", "", first)
     return first[:400]

@@ -14,6 +14,7 @@ from pyspark.sql import types as T
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.runtime import columns as C
+from asaql.spark.failures import reason
 from asaql.spark.io import file_display_name, infer_payload_schema
 from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
 
@@ -83,7 +84,7 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
         frame.collect()
     except Exception as error:  # a malformed reference file stops the run with its path
         raise ConfigurationError(f"cannot read reference data {path}: "
-                                 f"{_first_line(error)}") from None
+                                 f"{reason(str(error))[:300]}") from None
     return ReferenceTable(name, path, frame)
 
 
@@ -106,9 +107,3 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
         raise ConfigurationError(f"reference data {where}: {bad[0]['why']} (a reference table "
                                  "is used whole: fix or remove that record)")
     return parsed.select(*[F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields])
-
-
-def _first_line(error: Exception) -> str:
-    """Spark's message without its JVM stack: the first line, cut at the first ' at '."""
-    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return text[:300]

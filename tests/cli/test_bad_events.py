@@ -252,3 +252,17 @@ def test_check_reads_a_sample_of_mixed_records_and_skips_the_malformed(tmp_path)
                or "not in the sample" in line or "sample" in line]
     assert any("'k'" in line or " k " in line or "k'" in line for line in missing), result.output
     assert not any("'id'" in line or "'v'" in line for line in missing), result.output
+
+
+def test_a_csv_reference_row_with_an_extra_value_stops_the_run_naming_it(spark, tmp_path):
+    (tmp_path / "events.jsonl").write_text('{"id": 1, "k": "a"}\n')
+    reference = tmp_path / "ref.csv"
+    reference.write_bytes(b"\xef\xbb\xbfk,name\r\na,A\r\nb,B,extra\r\n")
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT e.id, r.name INTO out FROM input e JOIN Ref r ON e.k = r.k")
+    result = CliRunner().invoke(cli, [
+        "run", str(query), "--input", f"input={tmp_path / 'events.jsonl'}",
+        "--reference", f"Ref={reference}", "--output", f"out={tmp_path / 'out.jsonl'}"])
+    assert result.exit_code == 2, result.output
+    assert "Malformed CSV record: b,B,extra" in result.stderr
+    assert "Traceback" not in result.stderr and "collectToPython" not in result.stderr
