@@ -34,8 +34,18 @@ class RunCounts:
     seconds: float = 0.0
     state_rows: list = field(default_factory=list)  # events held for open windows, per micro-batch
 
+    @property
+    def accepted(self) -> int:
+        """Input events that went into the query: read, not malformed, not dropped."""
+        return self.input_events - self.dropped
+
+    @property
+    def read(self) -> int:
+        """Every non-blank line of the inputs: accepted + dropped + malformed."""
+        return self.input_events + self.malformed
+
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "read": self.read, "accepted": self.accepted}
 
 
 class LineSink:
