@@ -52,7 +52,7 @@ def verify_checkpoint(folder: str, expected: dict) -> None:
     path = Path(folder)
     if not path.is_dir() or not any(path.iterdir()):
         return
-    advice = f"use a new --checkpoint or delete {folder}"
+    advice = "use a new --checkpoint or delete it"
     manifest = path / MANIFEST_FILE
     if not manifest.is_file():
         if any(path.glob("source-*")) or (path / "asaql-settings.json").exists():
