@@ -16,11 +16,10 @@ from kill_restart import (ERRORS, OUTPUTS, QUERY, compare, read_outputs, run_arg
                           run_with_kills, write_inputs)
 
 
-@pytest.mark.slow
 def test_kill_9_and_restart_gives_the_uninterrupted_output(spark, tmp_path):
     seed = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
     rng = random.Random(seed)
-    inputs = write_inputs(tmp_path / "in", files=8, events_per_file=40, seed=seed)
+    inputs = write_inputs(tmp_path / "in", files=5, events_per_file=40, seed=seed)
     query = tmp_path / "query.sql"
     query.write_text(QUERY, encoding="utf-8")
 
