@@ -97,12 +97,17 @@ STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ 
 
 def publish_part_files(staging: Path, folder: Path, prefix: str) -> None:
     """Moves a micro-batch's non-empty part files from its staging folder into the output
-    folder under names of its own; each file appears whole (a rename)."""
-    for old in folder.glob(f"{prefix}*"):
-        old.unlink()
+    folder under names of its own; each file appears whole (a rename, which replaces the part
+    of the same name an interrupted attempt published)."""
     parts = sorted(p for p in staging.glob("part-*") if p.stat().st_size > 0)
     for number, part in enumerate(parts):
         os.replace(part, folder / f"{prefix}{number:05d}.txt")
+    # An interrupted attempt published parts 0, 1, … in order: drop those beyond this one's
+    # (found by name, not by listing a folder that grows with every micro-batch).
+    number = len(parts)
+    while (old := folder / f"{prefix}{number:05d}.txt").exists():
+        old.unlink()
+        number += 1
     shutil.rmtree(staging, ignore_errors=True)
     try:
         staging.parent.rmdir()  # unless another statement's staging folder is in it
