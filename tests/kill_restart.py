@@ -5,8 +5,8 @@ One query covers each kind of streaming query asaql starts — a pass-through, t
 a stream–stream join, and a stage (windows over a step that aggregates) — each written to a
 `.jsonl` file and to a folder. `asaql run --checkpoint` runs in its own process group, killed
 with SIGKILL (the driver, its JVM and Python workers at once, as a machine dies) at a random
-moment after it has committed one more micro-batch, and restarted until it finishes; its
-outputs must equal those of an uninterrupted run, row for row: 0 lost, 0 duplicated."""
+moment (after a commit, or just after a micro-batch wrote output), and restarted until it
+finishes; its outputs must equal an uninterrupted run's, row for row: 0 lost, 0 duplicated."""
 
 from __future__ import annotations
 
@@ -105,27 +105,45 @@ class KilledRun:
     log: str
 
 
-def run_with_kills(argv: list[str], checkpoint: Path, kills: int, rng: random.Random,
-                   max_delay: float, log_folder: Path) -> KilledRun:
-    """Starts the run, and each time it has committed one more micro-batch, kills it at a
-    random moment up to max_delay seconds later (up to `kills` times); then lets it finish."""
+def written_so_far(out: Path) -> int:
+    """Bytes under the output folder: they grow when a micro-batch writes."""
+    files = [p for p in out.rglob("*") if p.is_file()] if out.exists() else []
+    total = 0
+    for path in files:
+        try:
+            total += path.stat().st_size
+        except FileNotFoundError:  # a staged part renamed meanwhile
+            pass
+    return total
+
+
+def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
+                   rng: random.Random, max_delay: float, log_folder: Path) -> KilledRun:
+    """Starts the run and kills it, up to `kills` times, at a random moment: either up to
+    max_delay seconds after it committed one more micro-batch, or just after a micro-batch
+    wrote output (before Spark commits it: the moment a replay could write rows twice); then
+    lets it finish."""
     done, runs = 0, 0
     log = log_folder / "runs.log"
     with open(log, "a", encoding="utf-8") as stderr:
         while True:
             runs += 1
-            before = committed_batches(checkpoint)
+            commits, written = committed_batches(checkpoint), written_so_far(out)
             process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
                                        start_new_session=True)
             if done < kills:
-                while process.poll() is None and committed_batches(checkpoint) <= before:
-                    time.sleep(0.02)
-                time.sleep(rng.uniform(0, max_delay))
+                after_output = rng.random() < 0.5
+                while process.poll() is None and committed_batches(checkpoint) <= commits \
+                        and not (after_output and written_so_far(out) != written):
+                    time.sleep(0.01)
+                time.sleep(rng.uniform(0, 0.2 if after_output else max_delay))
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
                     done += 1
-                    stderr.write(f"-- killed after {committed_batches(checkpoint)} commits\n")
+                    moment = "output written" if after_output else "commit"
+                    stderr.write(f"-- killed after {moment}, "
+                                 f"{committed_batches(checkpoint)} commits\n")
                     stderr.flush()
                     continue
             if process.wait() != 0:

@@ -43,8 +43,8 @@ def main() -> int:
     print(f"uninterrupted run: {time.monotonic() - started:.0f} s", flush=True)
     started = time.monotonic()
     killed = run_with_kills(run_arguments(query, inputs, work / "killed", work / "ck-killed"),
-                            work / "ck-killed", args.kills, random.Random(args.seed),
-                            args.max_delay, work)
+                            work / "ck-killed", work / "killed", args.kills,
+                            random.Random(args.seed), args.max_delay, work)
     print(f"killed run: {killed.kills} kills, {killed.runs} starts, "
           f"{time.monotonic() - started:.0f} s", flush=True)
     print(f"{'output':<14}{'expected':>10}{'lost':>8}{'duplicated':>12}")

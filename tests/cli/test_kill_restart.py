@@ -32,8 +32,8 @@ def test_kill_9_and_restart_gives_the_uninterrupted_output(spark, tmp_path):
 
     out = tmp_path / "killed"
     killed = run_with_kills(run_arguments(query, inputs, out, tmp_path / "checkpoint"),
-                            tmp_path / "checkpoint", kills=2, rng=rng, max_delay=1.5,
-                            log_folder=tmp_path)
+                            tmp_path / "checkpoint", out, kills=2, rng=rng,
+                            max_delay=1.5, log_folder=tmp_path)
     differences = {alias: counts for alias, counts in
                    compare(expected, read_outputs(out)).items() if counts[1] or counts[2]}
     assert not differences, (f"seed {seed} (ASAQL_KILL_SEED={seed} replays it), "
