@@ -106,13 +106,14 @@ class KilledRun:
 
 
 def written_so_far(out: Path) -> int:
-    """Bytes under the output folder: they grow when a micro-batch writes."""
-    files = [p for p in out.rglob("*") if p.is_file()] if out.exists() else []
+    """Bytes of the outputs a reader sees (the `.jsonl` files, the folders' part files; not
+    what Spark is still writing): they grow when a micro-batch has written its output."""
+    visible = [*out.glob("*.jsonl"), *out.glob("*/part-*")] if out.exists() else []
     total = 0
-    for path in files:
+    for path in visible:
         try:
             total += path.stat().st_size
-        except FileNotFoundError:  # a staged part renamed meanwhile
+        except FileNotFoundError:  # replaced meanwhile
             pass
     return total
 
@@ -136,7 +137,7 @@ def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
                 while process.poll() is None and committed_batches(checkpoint) <= commits \
                         and not (after_output and written_so_far(out) != written):
                     time.sleep(0.01)
-                time.sleep(rng.uniform(0, 0.2 if after_output else max_delay))
+                time.sleep(rng.uniform(0, 0.1 if after_output else max_delay))
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
