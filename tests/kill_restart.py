@@ -46,6 +46,7 @@ FROM PerMinute GROUP BY dev, TumblingWindow(minute, 5)
 KINDS = ("pass", "win", "join", "stage")
 OUTPUTS = {f"{kind}_{how}": f"{kind}_{how}.jsonl" if how == "file" else f"{kind}_{how}"
            for kind in KINDS for how in ("file", "folder")}
+STEADY = ("pass_file", "pass_folder", "join_file", "join_folder")  # rows in most micro-batches
 ERRORS = "errors.jsonl"
 START = datetime(2021, 1, 1, tzinfo=timezone.utc)
 
@@ -105,15 +106,14 @@ class KilledRun:
     log: str
 
 
-def written_so_far(out: Path) -> int:
-    """Bytes of the outputs a reader sees (the `.jsonl` files, the folders' part files; not
-    what Spark is still writing): they grow when a micro-batch has written its output."""
-    visible = [*out.glob("*.jsonl"), *out.glob("*/part-*")] if out.exists() else []
+def written_so_far(path: Path) -> int:
+    """Bytes of an output a reader sees (a `.jsonl` file, a folder's part files; not what
+    Spark is still writing): they grow when a micro-batch has written it."""
     total = 0
-    for path in visible:
+    for part in ([path] if path.suffix == ".jsonl" else path.glob("part-*")):
         try:
-            total += path.stat().st_size
-        except FileNotFoundError:  # replaced meanwhile
+            total += part.stat().st_size
+        except FileNotFoundError:  # not yet written, or replaced meanwhile
             pass
     return total
 
@@ -121,28 +121,32 @@ def written_so_far(out: Path) -> int:
 def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
                    rng: random.Random, max_delay: float, log_folder: Path) -> KilledRun:
     """Starts the run and kills it, up to `kills` times, at a random moment: either up to
-    max_delay seconds after it committed one more micro-batch, or just after a micro-batch
-    wrote output (before Spark commits it: the moment a replay could write rows twice); then
-    lets it finish."""
+    max_delay seconds after it committed one more micro-batch, or within 50 ms of a micro-batch
+    writing an output (before Spark commits it: the moment a replay could write rows twice);
+    then lets it finish."""
     done, runs = 0, 0
     log = log_folder / "runs.log"
     with open(log, "a", encoding="utf-8") as stderr:
         while True:
             runs += 1
-            commits, written = committed_batches(checkpoint), written_so_far(out)
+            commits = committed_batches(checkpoint)
             process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
                                        start_new_session=True)
             if done < kills:
-                after_output = rng.random() < 0.5
-                while process.poll() is None and committed_batches(checkpoint) <= commits \
-                        and not (after_output and written_so_far(out) != written):
-                    time.sleep(0.01)
-                time.sleep(rng.uniform(0, 0.1 if after_output else max_delay))
+                # after a commit, or as soon as an output that grows with most micro-batches
+                # (chosen at random) has grown
+                watched = out / OUTPUTS[rng.choice(STEADY)] if rng.random() < 0.5 else None
+                size = written_so_far(watched) if watched else 0
+                while process.poll() is None and (
+                        written_so_far(watched) == size if watched
+                        else committed_batches(checkpoint) <= commits):
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0, 0.05 if watched else max_delay))
                 if process.poll() is None:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
                     done += 1
-                    moment = "output written" if after_output else "commit"
+                    moment = f"{watched.name} grew" if watched else "a commit"
                     stderr.write(f"-- killed after {moment}, "
                                  f"{committed_batches(checkpoint)} commits\n")
                     stderr.flush()
