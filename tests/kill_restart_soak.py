@@ -2,6 +2,8 @@
 and duplicated rows per output (tests/kill_restart.py says what runs). Exit 1 on a difference.
 
     PYTHONPATH=. python tests/kill_restart_soak.py --files 20 --events 200 --kills 10
+
+Run it from the checkout under test: the `asaql run` processes import asaql from there.
 """
 
 from __future__ import annotations
