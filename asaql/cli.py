@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from pathlib import Path
 
 import click
@@ -56,6 +57,15 @@ class QueryError(click.ClickException):
         click.echo(self.message, err=True)
 
 
+class SparkFailed(click.ClickException):
+    """A failure inside Spark, Java or py4j, already rendered (asaql/spark/failures.py); exit 3."""
+
+    exit_code = 3
+
+    def show(self, file=None) -> None:
+        click.echo(self.message, err=True)
+
+
 class AsaqlGroup(click.Group):
     """Turns asaql's own errors into clean messages, for the CLI and for CliRunner alike."""
 
@@ -68,14 +78,30 @@ class AsaqlGroup(click.Group):
             query = ctx.meta.get("asaql.query")
             source = query[1] if query else None
             raise QueryError(error.render(source, query[0] if query else "query.sql")) from None
+        except Exception as error:
+            from asaql.spark import failures
+
+            if not failures.is_spark_failure(error) or os.environ.get("ASAQL_DEBUG"):
+                raise
+            log = _spark_log_path()
+            failures.append_to_log(error, log)
+            query = ctx.meta.get("asaql.query")
+            where = failures.failed_statements(error, ctx.meta.get("asaql.compiled"),
+                                               query[0] if query else "query.sql")
+            message = failures.render(error, log, where)
+            if ctx.meta.get("asaql.verbose"):
+                message = "".join(traceback.format_exception(error)).rstrip() + "\n\n" + message
+            raise SparkFailed(message) from None
 
 
 def _compile(path: str, policy: EventOrderingPolicy, references=()):
     from asaql.compiler import compile_query
 
     text = _read_query(path)
-    click.get_current_context().meta["asaql.query"] = (path, text)
-    return compile_query(text, policy, references)
+    meta = click.get_current_context().meta
+    meta["asaql.query"] = (path, text)
+    meta["asaql.compiled"] = compile_query(text, policy, references)
+    return meta["asaql.compiled"]
 
 
 def _reference_names(references) -> dict[str, str | None]:
@@ -134,8 +160,10 @@ def cli() -> None:
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=_REFERENCE_HELP)
+@click.option("--verbose", is_flag=True,
+              help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
-        follow, master, max_files_per_trigger, errors_path, references) -> None:
+        follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
     """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
 
     On a terminal a status line shows the events read and written, the watermark and its
@@ -145,6 +173,7 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
     from asaql.runner import RunOptions, check_options, resolve_aliases
     from asaql.runner import run as run_query
 
+    click.get_current_context().meta["asaql.verbose"] = verbose
     policy = _policy(late, ooo, early, action, job_config)
     reference_paths = _reference_names(references)
     missing_path = [alias for alias, path in reference_paths.items() if path is None]
@@ -214,6 +243,8 @@ def _summary(counts, errors_path: str) -> str:
         text += f", {counts.failed} rows failed a CAST"
     if counts.malformed or counts.failed:
         text += f" (set aside in {errors_path})"
+    text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
+             f"dropped + {counts.malformed} malformed")
     return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
 
 
@@ -398,10 +429,13 @@ def main() -> None:
     except Exception as error:  # a bug or a Spark failure: one line; the traceback on request
         if os.environ.get("ASAQL_DEBUG"):
             raise
+        from asaql.spark import failures
+
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        failures.append_to_log(error, _spark_log_path())
         click.echo(f"internal error: {type(error).__name__}: {first}", err=True)
-        click.echo("run with ASAQL_DEBUG=1 for the traceback; Spark's own log: "
-                   f"{_spark_log_path()}", err=True)
+        click.echo("this is a bug in asaql: please report it with the log; run with "
+                   f"ASAQL_DEBUG=1 for the traceback; full log: {_spark_log_path()}", err=True)
         sys.exit(3)
 
 

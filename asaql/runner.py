@@ -10,8 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from asaql.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
 from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
+from asaql.output_paths import check_destinations, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 
@@ -32,7 +34,8 @@ class RunOptions:
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
-    """Every input of the query has a path that exists (before any Spark starts)."""
+    """Before any Spark starts: every input of the query has a path that exists, every path the
+    run writes can be written, and a --checkpoint is this query's (or new)."""
     missing = [name for name in compiled.input_names if name not in options.inputs]
     if missing:
         raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
@@ -43,6 +46,15 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     for path in (*options.inputs.values(), *options.references.values()):
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
+    check_destinations(output_destinations(options.outputs, options.errors_path,
+                                           options.metrics_path, options.checkpoint),
+                       {**options.inputs, **options.references})
+    if options.checkpoint:
+        verify_checkpoint(options.checkpoint, _manifest(compiled, options))
+
+
+def _manifest(compiled: CompiledQuery, options: RunOptions) -> dict:
+    return describe_run(compiled.text, compiled.policy, options.inputs, options.outputs)
 
 
 def run(compiled: CompiledQuery, options: RunOptions, spark=None):
@@ -52,6 +64,7 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     check_options(compiled, options)
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
+    write_manifest(checkpoint, _manifest(compiled, options))
     started = time.monotonic()
     try:
         counts = execute(compiled, options, checkpoint, spark)

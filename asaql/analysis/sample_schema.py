@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_records import parse_record
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
 
@@ -55,16 +55,14 @@ def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
 
 def _records(file: Path):
     try:
-        with open(file, encoding="utf-8", errors="replace", newline="") as handle:
+        # utf-8-sig: a byte-order mark before the first record (or CSV header) is not part of it
+        with open(file, encoding="utf-8-sig", errors="replace", newline="") as handle:
             if file.suffix.lower() == ".csv":
                 yield from csv.DictReader(handle)
                 return
-            for line in handle:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
+            for line in handle:  # a malformed record is skipped, as `run` sets it aside
+                record = parse_record(line)
+                if record is not None:
                     yield record
     except OSError:
         return

@@ -2,7 +2,7 @@
 
 The analyzer accepts a call to one of these and checks it here: its arity, and the arguments
 that must be known when the query compiles (a date part, a metadata property name, a LIKE
-pattern, a rounding length). The Spark lowering is in asaql/spark/scalar_functions.py; this
+pattern, a rounding length). The Spark lowering is in asaql/spark/lowering/scalar_functions.py; this
 module must not import pyspark (`asaql check` runs without it). A function ASA has that is not
 listed here is "not supported yet" (asaql/analysis/functions.py knows every ASA name).
 docs/functions.md lists the semantics and the decisions taken where ASA is silent.

@@ -21,6 +21,7 @@ from asaql.spark.io import discover_partitions, infer_payload_schema
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
+from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
 from asaql.spark.session import build_session
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
@@ -32,14 +33,19 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
     buckets = _buckets(spark, checkpoint)
-    sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh)
+    committed = last_committed_batch(checkpoint)
+    # The appends to files are journaled in the checkpoint (exactly once across a kill).
+    journals = os.path.join(checkpoint, "journals")
+    sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh,
+                            os.path.join(journals, f"output-{_safe(name)}.jsonl"), committed)
              for name in compiled.output_names}
     # Stages: folders of the checkpoint, written by one query and read by another.
-    stages = {name: os.path.join(checkpoint, "stages", re.sub(r"[^A-Za-z0-9_.-]", "_", name[1:]))
+    stages = {name: os.path.join(checkpoint, "stages", _safe(name[1:]))
               for name in compiled.plan.stage_names}
     sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
     paths = {**options.inputs, **stages}
-    errors = ErrorLog(options.errors_path, fresh)
+    errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
+                      committed)
     counts = RunCounts()
     metrics = RunMetrics(options.metrics_path, options.status) \
         if options.metrics_path or options.status is not None else None
@@ -86,6 +92,10 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     return counts
 
 
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
 def _waves(groups: list) -> list[list]:
     """Groups in the order their stages need: a group that reads a stage after the one that
     writes it."""
@@ -123,7 +133,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
                                buckets, references, counting)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
-                         metrics=metrics, name=query_label(group, index))
+                         metrics=metrics, name=query_label(group, index), query=index)
     query = (lowered.stream.writeStream.foreachBatch(writer)
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))

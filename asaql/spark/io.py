@@ -6,7 +6,6 @@ line number: the tiebreak of arrival order, and the address of a malformed recor
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,23 +16,79 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_records import MAX_DEPTH, parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
+from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
+                                 shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
 
 
 def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
-    """Spark's JSON inference over the files present, fields in order of first appearance."""
+    """Spark's JSON inference over the files present, fields in order of first appearance. When
+    it saw a record the stream sets aside, it runs again over the lines that can be one record
+    (asaql/spark/records.py): a malformed line never breaks the schema of the rest."""
     files = input_files(path)
     if not files:
         raise ConfigurationError(f"input folder {path} has no .jsonl or .json files to read")
-    inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
-    fields = [f for f in inferred.fields if f.name != "_corrupt_record"]
+    try:
+        inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
+    except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
+        inferred = None
+    if inferred is None or _needs_clean_lines(inferred):  # 2.5× slower (benchmarks/record_checks.py): when needed
+        whole = spark.read.text([str(f) for f in files], wholetext=True) \
+            .select("value", "_metadata")
+        inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
+    fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     order = _first_appearance_order(files)
     fields.sort(key=lambda f: order.get(f.name, len(order)))
     return T.StructType(fields)
+
+
+def _needs_clean_lines(schema: T.StructType) -> bool:
+    """Whether Spark's own inference saw a record the stream sets aside: one it could not parse
+    (a BOM, bad JSON), a duplicate key, deep nesting, or a PartitionId that widened the type."""
+    partition = next((f for f in schema.fields if f.name == C.PARTITION_FIELD), None)
+    return "_corrupt_record" in schema.fieldNames() or _depth_or_duplicates(schema) \
+        or (partition is not None
+            and not isinstance(partition.dataType, (T.LongType, T.IntegerType)))
+
+
+def _depth_or_duplicates(data_type: T.DataType, depth: int = 1) -> bool:
+    if depth > MAX_DEPTH:
+        return True
+    if isinstance(data_type, T.StructType):
+        names = [f.name.lower() for f in data_type.fields]
+        return len(set(names)) != len(names) or any(
+            _depth_or_duplicates(f.dataType, depth + 1) for f in data_type.fields)
+    if isinstance(data_type, T.ArrayType):
+        return _depth_or_duplicates(data_type.elementType, depth + 1)
+    if isinstance(data_type, T.MapType):
+        return _depth_or_duplicates(data_type.valueType, depth + 1)
+    return False
+
+
+def _one_field_per_name(data_type: T.DataType) -> T.DataType:
+    """Inference gives a nested record with a duplicate key the field twice, which Spark then
+    refuses (DUPLICATED_FIELD_NAME_IN_ARROW_STRUCT, COLUMN_ALREADY_EXISTS): one field per name
+    (case-insensitive, the first kept); the parser gives such a key its last value, as Json.NET
+    does. A duplicate key at the top level is a malformed record (records.py)."""
+    if isinstance(data_type, T.StructType):
+        seen, fields = set(), []
+        for f in data_type.fields:
+            if f.name.lower() not in seen:
+                seen.add(f.name.lower())
+                fields.append(T.StructField(f.name, _one_field_per_name(f.dataType), f.nullable,
+                                            f.metadata))
+        return T.StructType(fields)
+    if isinstance(data_type, T.ArrayType):
+        return T.ArrayType(_one_field_per_name(data_type.elementType), data_type.containsNull)
+    if isinstance(data_type, T.MapType):
+        return T.MapType(data_type.keyType, _one_field_per_name(data_type.valueType),
+                         data_type.valueContainsNull)
+    return data_type
 
 
 def _first_appearance_order(files: list[Path]) -> dict[str, int]:
@@ -45,13 +100,8 @@ def _first_appearance_order(files: list[Path]) -> dict[str, int]:
                 seen += 1
                 if seen > _SAMPLE_LINES:
                     return order
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict):
-                    for key in record:
-                        order.setdefault(key, len(order))
+                for key in parse_record(line) or ():
+                    order.setdefault(key, len(order))
     return order
 
 
@@ -74,18 +124,7 @@ def read_events(
     # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
     places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
-    lines = files.select(
-        F.col("_metadata.file_path").alias(C.FILE),
-        F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
-        F.posexplode(F.split(F.col("value"), "\n")).alias("_asaql_pos", "_asaql_text"),
-    ).select(
-        C.FILE, "_asaql_mtime",
-        (F.col("_asaql_pos") + 1).alias(C.LINE),
-        # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
-        F.when(F.col("_asaql_text").endswith("\r"),
-               F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)"))
-        .otherwise(F.col("_asaql_text")).alias("_asaql_text"),
-    ).where(F.trim(F.col("_asaql_text")) != "")
+    lines = split_lines(files.select("value", "_metadata"))
     return _parse_records(lines, schema, json_options or {})
 
 
@@ -98,19 +137,18 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
-    parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
+    parsed = lines.select(
+        "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
+        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))  # once: each use would parse
     names = set(schema.fieldNames())
     arrival, arrival_error = _arrival_time(names)
     partition, partition_error = _partition_id(names, schema)
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    error = (
-        F.when(is_control, F.lit(None))
-        .when(corrupt & F.get_json_object("_asaql_text", "$").isNull(), F.lit("malformed JSON"))
-        .when(corrupt, F.lit("not a JSON object, or a field does not have the type the input's "
-                             "other records give it"))
-        .when(arrival_error.isNotNull(), arrival_error)
-        .when(partition_error.isNotNull(), partition_error)
-    )
+    text = F.col("_asaql_text")
+    # coalesce stops at the first reason: the costlier checks run only when the cheaper pass
+    error = F.when(~is_control, F.coalesce(
+        shape_problem(text), parse_problem(text, corrupt, schema, F.col("_asaql_keys")),
+        arrival_error, partition_error))
     payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
     return parsed.select(
@@ -141,9 +179,11 @@ def _partition_id(names: set[str], schema: T.StructType):
         return F.lit(None).cast("bigint"), F.lit(None).cast("string")
     raw = F.col(f"_asaql_rec.{C.PARTITION_FIELD}")
     value = raw.cast("bigint")
-    error = F.when(raw.isNotNull() & value.isNull(),
+    # 1.5 would cast to 1, and 1e30 to NULL: a partition number is a whole number, 0 or more
+    exact = F.coalesce(raw.cast("double") == value.cast("double"), F.lit(False))
+    error = F.when(raw.isNotNull() & (value.isNull() | ~exact | (value < 0)),
                    F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
-                            F.lit("' is not an integer")))
+                            F.lit(f"' {NOT_PARTITION}")))
     return value, error
 
 
@@ -165,7 +205,8 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     files = [str(f) for f in input_files(path)]
     if not files:
         return ()
-    partition = F.regexp_extract("value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(-?\d+)', 1)
+    partition = F.regexp_extract(
+        "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
     found = spark.read.text(files).where(F.trim("value") != "").select(
         F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),

@@ -52,15 +52,21 @@ class RunMetrics:
         watermark = marks.pop("*", None)
         if watermark is None and marks:
             watermark = min(v for k, v in marks.items() if k not in ("min", "max", "keys"))
+        events, malformed = (seen.get("input") or 0), (seen.get("malformed") or 0)
+        if not count_input:  # another query counts this input's events
+            events = malformed = 0
         line = {
             "time": iso(int(now * 1_000_000)), "query": query, "batch": batch_id,
-            "Input Events": (seen.get("input") or 0) if count_input else 0,
+            # every event is accounted for: Read = Accepted + Dropped + Malformed
+            "Read Events": events + malformed,
+            "Accepted Events": events - (seen.get("dropped") or 0) if count_input else 0,
+            "Input Events": events,
             "Output Events": written,
             "Late Input Events": seen.get("late") or 0,
             "Early Input Events": seen.get("early") or 0,
             "Out-of-Order Events": seen.get("ooo") or 0,
             "Dropped Events": seen.get("dropped") or 0,
-            "Malformed Events": (seen.get("malformed") or 0) if count_input else 0,
+            "Malformed Events": malformed,
             "Watermark": iso(watermark),
             "Watermark Delay": None if watermark is None else round(now - watermark / 1e6, 3),
         }

@@ -12,8 +12,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
-from asaql.spark.io import infer_payload_schema
+from asaql.input_files import input_files
+from asaql.runtime import columns as C
+from asaql.spark.failures import reason
+from asaql.spark.io import file_display_name, infer_payload_schema
 from asaql.spark.lowering.keys import key_text
+from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
+
+_CORRUPT = "_asaql_corrupt"
 
 
 @dataclass(frozen=True)
@@ -54,17 +60,42 @@ class ReferenceTable:
 
 
 def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
+    """The table, read whole. A record of it that is malformed (the input rules of
+    asaql/spark/records.py) stops the run before it starts, with file, line and reason: the
+    join results depend on every row, so a table silently missing one would change them."""
     if not Path(path).exists():
         raise ConfigurationError(f"reference data not found: {path}")
     if path.lower().endswith(".csv"):
-        frame = spark.read.option("header", True).option("inferSchema", True).csv(path)
+        # FAILFAST: a row with more or fewer values than the header stops the run
+        frame = spark.read.option("header", True).option("inferSchema", True) \
+            .option("mode", "FAILFAST").csv(path)
     else:  # fields in order of first appearance, as for the inputs
-        frame = spark.read.option("mode", "FAILFAST") \
-            .schema(infer_payload_schema(spark, path)).json(path)
+        frame = _json_table(spark, path)
     # Not cached: Spark's cache would hand a refreshed file's old rows back (same plan).
     try:
         frame.collect()
     except Exception as error:  # a malformed reference file stops the run with its path
         raise ConfigurationError(f"cannot read reference data {path}: "
-                                 f"{str(error).splitlines()[0]}") from None
+                                 f"{reason(str(error))[:300]}") from None
     return ReferenceTable(name, path, frame)
+
+
+def _json_table(spark: SparkSession, path: str) -> DataFrame:
+    schema = infer_payload_schema(spark, path)
+    files = spark.read.text([str(f) for f in input_files(path)], wholetext=True)
+    lines = split_lines(files.select("value", "_metadata"))
+    with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
+    parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
+        "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
+        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
+    text = F.col("_asaql_text")
+    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
+    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt, schema,
+                                                                F.col("_asaql_keys")))
+    bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
+        .orderBy(C.FILE, C.LINE).limit(1).collect()
+    if bad:
+        where = f"{file_display_name(bad[0][C.FILE])}:{bad[0][C.LINE]}"
+        raise ConfigurationError(f"reference data {where}: {bad[0]['why']} (a reference table "
+                                 "is used whole: fix or remove that record)")
+    return parsed.select(*[F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields])

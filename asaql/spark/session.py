@@ -10,6 +10,8 @@ import tempfile
 
 from pyspark.sql import SparkSession
 
+from asaql.spark.failures import launch_reason, route_python_logs
+
 SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -32,8 +34,15 @@ def build_session(master: str | None = None, spark_log: str | None = None) -> Sp
         builder = builder.master(master or "local[2]")
     for key, value in {**SESSION_CONF, **_parallelism(master or "local[2]")}.items():
         builder = builder.config(key, value)
-    with _jvm_output_to(spark_log):
-        spark = builder.getOrCreate()
+    if spark_log is not None:
+        route_python_logs(spark_log)
+    start = os.path.getsize(spark_log) if spark_log and os.path.exists(spark_log) else 0
+    try:
+        with _jvm_output_to(spark_log):
+            spark = builder.getOrCreate()
+    except Exception as error:  # what the launcher said, for the message (failures.py)
+        error.asaql_launch_reason = launch_reason(spark_log, start) if spark_log else None
+        raise
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from pyspark.sql import functions as F
 from asaql.runtime import columns as C
 from asaql.spark.io import file_display_name
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
+from asaql.spark.output_journal import Committed, JournaledFile
 from asaql.spark.sources import STAGE_WATERMARK
 
 
@@ -34,48 +36,104 @@ class RunCounts:
     seconds: float = 0.0
     state_rows: list = field(default_factory=list)  # events held for open windows, per micro-batch
 
+    @property
+    def accepted(self) -> int:
+        """Input events that went into the query: read, not malformed, not dropped."""
+        return self.input_events - self.dropped
+
+    @property
+    def read(self) -> int:
+        """Every non-blank line of the inputs: accepted + dropped + malformed."""
+        return self.input_events + self.malformed
+
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "read": self.read, "accepted": self.accepted}
 
 
 class LineSink:
-    """Appends JSON lines to stdout, a `.jsonl` file, or a folder (Spark's text writer)."""
+    """Appends JSON lines to stdout, a `.jsonl` file, or a folder (Spark's text writer).
 
-    def __init__(self, target: str | TextIO, fresh: bool):
+    Exactly once across a kill and a restart on the checkpoint: a `.jsonl` file's appends are
+    journaled (asaql/spark/output_journal.py), and a folder's part files are named after the
+    micro-batch, so a replayed micro-batch replaces its own."""
+
+    def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
+                 committed: Committed | None = None):
         self.target = target
         self.fresh = fresh
         self.lock = threading.Lock()
-        if isinstance(target, str) and fresh and target.endswith(".jsonl"):
-            Path(target).parent.mkdir(parents=True, exist_ok=True)
-            Path(target).write_text("")
+        self.file = None
+        if isinstance(target, str) and target.endswith(".jsonl"):
+            self.file = JournaledFile(target, journal, fresh, committed)
+        elif isinstance(target, str) and fresh:
+            clear_part_files(target)
 
     @property
     def collects(self) -> bool:
         """stdout and `.jsonl` files are written from the driver; folders by Spark."""
         return not (isinstance(self.target, str) and not self.target.endswith(".jsonl"))
 
-    def write(self, batch: DataFrame, lines: OutputLines, batch_id: int) -> int:
-        """A folder: Spark's text writer, one part file per micro-batch."""
+    def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
+              statement: int = 0) -> int:
+        """A folder: Spark's text writer, into a staging folder, then the part files renamed
+        to `part-BATCH-QUERY-STATEMENT-N.txt` (replacing those of an interrupted attempt)."""
         observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*")
         counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
+        prefix = f"part-{batch_id:08d}-{query}-{statement}-"
+        staging = os.path.join(self.target, STAGING_FOLDER, prefix.rstrip("-"))
         with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
             counted.sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
-                .select(JSON_COLUMN).write.mode("append").text(self.target)
+                .select(JSON_COLUMN).write.mode("overwrite").text(staging)
+            publish_part_files(Path(staging), Path(self.target), prefix)
         return observation.get.get("rows") or 0
 
-    def write_rows(self, rows) -> int:
+    def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
         lines = [row[JSON_COLUMN] for row in sorted(rows, key=_order)]
+        text = "".join(line + "\n" for line in lines)
         with self.lock:
-            if isinstance(self.target, str):
-                with open(self.target, "a", encoding="utf-8") as handle:
-                    handle.writelines(line + "\n" for line in lines)
+            if self.file is not None:
+                self.file.append(text, query, batch_id)
             else:
-                self.target.writelines(line + "\n" for line in lines)
+                self.target.write(text)
                 self.target.flush()
         return len(lines)
+
+
+STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ or .
+
+
+def publish_part_files(staging: Path, folder: Path, prefix: str) -> None:
+    """Moves a micro-batch's non-empty part files from its staging folder into the output
+    folder under names of its own; each file appears whole (a rename, which replaces the part
+    of the same name an interrupted attempt published)."""
+    parts = sorted(p for p in staging.glob("part-*") if p.stat().st_size > 0)
+    for number, part in enumerate(parts):
+        os.replace(part, folder / f"{prefix}{number:05d}.txt")
+    # An interrupted attempt published parts 0, 1, … in order: drop those beyond this one's
+    # (found by name, not by listing a folder that grows with every micro-batch).
+    number = len(parts)
+    while (old := folder / f"{prefix}{number:05d}.txt").exists():
+        old.unlink()
+        number += 1
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.parent.rmdir()  # unless another statement's staging folder is in it
+    except OSError:
+        pass
+
+
+def clear_part_files(folder: str) -> None:
+    """A fresh run rewrites a folder output: the part files of an earlier run go."""
+    path = Path(folder)
+    if not path.is_dir():
+        return
+    for old in (*path.glob("part-*"), *path.glob(".part-*.crc"), path / "_SUCCESS"):
+        if old.is_file():
+            old.unlink()
+    shutil.rmtree(path / STAGING_FOLDER, ignore_errors=True)
 
 
 class StageSink:
@@ -93,7 +151,7 @@ class StageSink:
         self.pending: list[str] = []
         self.last_mtime_ns = 0
 
-    def write_rows(self, rows) -> int:
+    def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         with self.lock:
             self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=_order))
         return 0  # a stage is not an output of the query
@@ -122,21 +180,18 @@ def _order(row) -> tuple:
 
 
 class ErrorLog:
-    """Malformed events with file, line and reason; the file is created only when needed."""
+    """Malformed events with file, line and reason; the file is created only when needed (its
+    appends journaled as a `.jsonl` output's are: exactly once across a kill)."""
 
-    def __init__(self, path: str, fresh: bool):
+    def __init__(self, path: str, fresh: bool, journal: str, committed: Committed):
         self.path = path
-        self.mode = "w" if fresh else "a"
-        self.lock = threading.Lock()
+        self.file = JournaledFile(path, journal, fresh, committed, create=False)
 
-    def write(self, rows) -> None:
-        with self.lock:
-            with open(self.path, self.mode, encoding="utf-8") as handle:
-                for row in rows:
-                    record = {"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
-                              "reason": row[C.ERROR], "record": row[C.RAW]}
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self.mode = "a"
+    def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
+        text = "".join(json.dumps({"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
+                                   "reason": row[C.ERROR], "record": row[C.RAW]},
+                                  ensure_ascii=False) + "\n" for row in rows)
+        self.file.append(text, query, batch_id)
 
 
 @dataclass
@@ -157,6 +212,7 @@ class BatchWriter:
     count_input: bool = True  # False when another group already counts this input's events
     metrics: object | None = None  # asaql.spark.metrics.RunMetrics (--metrics, status line)
     name: str = ""  # the query, as metrics name it
+    query: int = 0  # the streaming query's index (its checkpoint folder source-N)
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
     clock_us: dict = field(default_factory=dict)
@@ -170,13 +226,15 @@ class BatchWriter:
         if cached:
             observed = observed.persist()
         try:
-            written = sum(sink.write(observed, lines, batch_id) for lines, sink in folders)
+            written = sum(sink.write(observed, lines, batch_id, self.query, statement)
+                          for statement, (lines, sink) in enumerate(self.outputs)
+                          if not sink.collects)
             # Without collected outputs, a second pass only for malformed records and rows a
             # CAST failed on (counted on the first; `observation.get` waits for that pass).
             if collected or any(lines.failed is not None for lines, _ in self.outputs) \
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
-                written += self._collect(observed)
+                written += self._collect(observed, batch_id)
             self._add(observation.get, written)
             if self.metrics is not None:
                 self.metrics.record(self.name, batch_id, observation.get, written,
@@ -188,7 +246,7 @@ class BatchWriter:
             if cached:
                 observed.unpersist()
 
-    def _collect(self, batch: DataFrame) -> int:
+    def _collect(self, batch: DataFrame, batch_id: int) -> int:
         """Every collected output's lines and the malformed records, in one pass."""
         arrays = [entries(index, lines) for index, (lines, sink) in enumerate(self.outputs)
                   if sink.collects]
@@ -213,7 +271,8 @@ class BatchWriter:
         malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
         failed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(_FAILED, [])]
         if malformed or failed:
-            self.errors.write(sorted(malformed + failed, key=lambda r: (r[C.FILE], r[C.LINE])))
+            self.errors.write(sorted(malformed + failed, key=lambda r: (r[C.FILE], r[C.LINE])),
+                              self.query, batch_id)
         with self.lock:
             self.counts.failed += len(failed)
         # Statements writing one output (a UNION) have their lines merged in order.
@@ -221,7 +280,7 @@ class BatchWriter:
         for index, rows in by_destination.items():
             sink = self.outputs[index][1]
             by_sink.setdefault(id(sink), (sink, []))[1].extend(rows)
-        return sum(sink.write_rows(rows) for sink, rows in by_sink.values())
+        return sum(sink.write_rows(rows, self.query, batch_id) for sink, rows in by_sink.values())
 
     def _add(self, seen: dict, written: int) -> None:
         with self.lock:

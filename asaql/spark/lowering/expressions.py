@@ -63,7 +63,7 @@ class Scope:
         self.alias_schemas: dict[str, T.StructType] = {}  # joined reference rows' fields
         # CASTs that can fail on a row: (failed, reason) columns, so the row is set aside
         self.failures: list[tuple[Column, Column]] = []
-        # analytic calls → their value, computed by the stateful step (asaql/spark/analytics.py)
+        # analytic calls → their value, computed by the stateful step (asaql/spark/lowering/analytics.py)
         self.analytics: dict = {}
         # JOIN of two streams: the right input's alias → (its partners per left event, schema)
         self.partners: dict = {}

@@ -176,7 +176,7 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, st
                      buckets: int, references: dict | None = None,
                      counted: tuple[bool, bool] = (True, True), events: tuple | None = None,
                      typed: bool = False) -> LoweredGroup:
-    """A JOIN of two streams: one step over both inputs (asaql/spark/joins.py), then each
+    """A JOIN of two streams: one step over both inputs (asaql/spark/operators/joins.py), then each
     statement's lines from the left events and their partners."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
                                    max_files_per_trigger, partitions, buckets, counted, events)

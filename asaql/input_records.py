@@ -1,0 +1,55 @@
+"""One JSON-lines record read in plain Python, by the rules the Spark reader applies
+(asaql/spark/records.py): for `asaql check`'s samples and the field order of an input. No
+pyspark here, so `check` stays fast."""
+
+from __future__ import annotations
+
+import json
+
+# Deeper records are malformed: Json.NET, which ASA's JSON deserializer is built on, refuses
+# documents nested deeper than 64 levels by default, and nothing real comes near it.
+MAX_DEPTH = 64
+
+
+class _Outermost:
+    """An object_pairs_hook: json calls it innermost object first, the outermost last, whose
+    keys are kept to be checked (the top level only, like the Spark reader's check)."""
+
+    def __init__(self):
+        self.keys: list[str] = []
+
+    def __call__(self, pairs: list) -> dict:
+        self.keys = [key for key, _ in pairs]
+        return dict(pairs)
+
+
+def parse_record(line: str) -> dict | None:
+    """The record on a line, or None when the Spark reader would set it aside as malformed (or
+    the line is blank). A byte-order mark before it is ignored."""
+    text = line.lstrip("\ufeff").strip()
+    if not text.startswith("{"):
+        return None
+    outermost = _Outermost()
+    try:
+        record = json.loads(text, object_pairs_hook=outermost)
+    except (ValueError, RecursionError):  # RecursionError: nested beyond Python's own limit
+        return None
+    lowered = {key.lower() for key in outermost.keys}
+    if not isinstance(record, dict) or len(lowered) != len(outermost.keys) \
+            or _depth(record) > MAX_DEPTH:
+        return None
+    return record
+
+
+def _depth(value, level: int = 1) -> int:
+    stack = [(value, level)]
+    deepest = 0
+    while stack:
+        item, at = stack.pop()
+        deepest = max(deepest, at)
+        if deepest > MAX_DEPTH:
+            return deepest
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) \
+            else ()
+        stack.extend((child, at + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest

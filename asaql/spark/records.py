@@ -1,0 +1,156 @@
+"""What makes a JSON-lines record malformed, as native Spark expressions over its text.
+
+Spark's JSON parser accepts things ASA's does not (text after the object, invalid UTF-8 after
+it, duplicate keys: the last one wins) and its schema inference dies on others (a duplicate key
+is COLUMN_ALREADY_EXISTS, a 200-deep object an unpicklable schema). So every line is checked
+here: the stream marks the line malformed with the reason, and schema inference, when Spark's
+own saw such a line, reads only lines that pass. The checks cost little on a good line: the
+expensive ones (a regular expression, a bracket walk) run only on the rare line a cheap test
+singles out (about 1.3× the parse alone: benchmarks/record_checks.py).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.input_records import MAX_DEPTH
+from asaql.runtime import columns as C
+
+BOM = "\ufeff"
+REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
+# A JSON string literal; possessive quantifiers, so Java's regex engine does not recurse per
+# character (a long string would overflow its stack).
+_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+
+
+def split_lines(files: DataFrame) -> DataFrame:
+    """Whole files (`value`, `_metadata`) → one row per non-blank line: FILE, its modification
+    time, LINE (1-based) and the line's text, without a CR before the LF nor a byte-order mark
+    at the start of the file."""
+    lines = files.select(
+        F.col("_metadata.file_path").alias(C.FILE),
+        F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
+        F.posexplode(F.split(F.col("value"), "\n")).alias("_asaql_pos", "_asaql_text"),
+    )
+    text = F.col("_asaql_text")
+    # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
+    text = F.when(text.endswith("\r"),
+                  F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)")).otherwise(text)
+    text = F.when((F.col("_asaql_pos") == 0) & text.startswith(BOM),
+                  F.substring(text, 2, 2**31 - 1)).otherwise(text)
+    return lines.select(C.FILE, "_asaql_mtime", (F.col("_asaql_pos") + 1).alias(C.LINE),
+                        text.alias("_asaql_text")) \
+        .where(F.trim(F.col("_asaql_text")) != "")
+
+
+def shape_problem(text: Column) -> Column:
+    """The reason a line is not one JSON object as ASA reads it, found from its text alone;
+    NULL for a line that may be one (the JSON parser then has its say)."""
+    stripped = F.ltrim(text)
+    return (
+        F.when(text.contains(REPLACEMENT)
+               & F.regexp_replace(text, _STRING, '""').contains(REPLACEMENT),
+               F.lit("invalid UTF-8 outside a string"))
+        .when(~stripped.startswith("{"),
+              F.lit("not a JSON object (an array, a number, a string, true, false or null)"))
+        .when(_bracket_count(text) > MAX_DEPTH,
+              F.when(_depth(text) > MAX_DEPTH,
+                     F.lit(f"nested deeper than {MAX_DEPTH} levels")))
+    )
+
+
+def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Column) -> Column:
+    """The reason for a line the JSON parser refused (`corrupt`, with `schema`) or accepted too
+    kindly. `keys`: a column of the line's `object_keys`, computed once before (each use of
+    the expression here would parse the line again)."""
+    lowered = _lower_all(keys)
+    return (
+        F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
+               F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
+        .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
+        .when(corrupt, _misfit(text, schema))
+        .when((F.size(keys) > 1) & (F.size(keys) != F.size(F.array_distinct(lowered))), F.concat(
+            F.lit("duplicate key '"),
+            F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
+            F.lit("'")))
+        .when(~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
+              F.lit("text after the JSON object"))
+    )
+
+
+def _misfit(text: Column, schema: T.StructType) -> Column:
+    """Which field of a well-formed record does not fit the inferred type: each field is parsed
+    alone (only on such a line: it is rare)."""
+    generic = F.lit("a field does not have the type the input's other records give it")
+    if len(schema.fields) > _NAMED_FIELDS:
+        return generic
+    reasons = []
+    for f in schema.fields:
+        alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
+        parsed = F.from_json(text, alone, {"mode": "PERMISSIVE",
+                                           "columnNameOfCorruptRecord": "_asaql_misfit"})
+        value = F.get_json_object(text, "$." + f.name) if f.name.isidentifier() else F.lit("?")
+        if f.name == C.PARTITION_FIELD:
+            why = F.concat(F.lit(f"{C.PARTITION_FIELD} '"), value, F.lit(f"' {NOT_PARTITION}"))
+        else:
+            why = F.concat(F.lit(f"field '{f.name}' is '"), F.substring(value, 1, 80),
+                           F.lit(f"' where the input's other records have a "
+                                 f"{f.dataType.simpleString()[:60]}"))
+        reasons.append(F.when(parsed["_asaql_misfit"].isNotNull(), why))
+    return F.coalesce(*reasons, generic)
+
+
+_NAMED_FIELDS = 64  # beyond, a misfit is not named (a parse per field would bloat the plan)
+NOT_PARTITION = "is not a partition number (a whole number, 0 or more)"
+
+
+def object_keys(text: Column) -> Column:
+    """The record's top-level keys (NULL for a line that is not an object)."""
+    return F.json_object_keys(text)
+
+
+def clean_lines(files: DataFrame) -> DataFrame:
+    """The lines of whole files that can be one JSON object (`value`): what schema inference
+    reads. A record with a PartitionId that is not a partition number is left out too, so that
+    it does not widen the field's type (to text) for the good ones: a regular expression on the
+    text, as a parse here would double the inference's cost."""
+    lines = split_lines(files).select("*", object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
+    text, keys = F.col("_asaql_text"), F.col("_asaql_keys")
+    unique_keys = F.coalesce((F.size(keys) < 2)
+                             | (F.size(keys) == F.size(F.array_distinct(_lower_all(keys)))),
+                             F.lit(True))
+    partition = ~text.contains(f'"{C.PARTITION_FIELD}"') \
+        | text.rlike(rf'"{C.PARTITION_FIELD}"\s*:\s*"?\d{{1,18}}"?\s*[,}}]')
+    return lines.where(shape_problem(text).isNull() & unique_keys & partition) \
+        .select(text.alias("value"))
+
+
+def _lower_all(keys: Column) -> Column:
+    """The keys in lower case, without a lambda (higher-order functions are not compiled: a
+    `transform` per line cost more than the parse)."""
+    return F.split(F.lower(F.array_join(keys, _SEPARATOR)), _SEPARATOR)
+
+
+_SEPARATOR = "\u0001"  # a control character: no real key holds one
+
+
+def _bracket_count(text: Column) -> Column:
+    """Opening brackets anywhere (strings included): a bound on the depth, cheap to count in
+    bytes (`translate` made the whole read 8× slower)."""
+    def without(bracket: str) -> Column:
+        return F.octet_length(F.replace(text, F.lit(bracket), F.lit("")))
+    return F.octet_length(text) * 2 - without("{") - without("[")
+
+
+def _depth(text: Column) -> Column:
+    """The deepest nesting of objects and arrays, outside strings."""
+    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
+    walk = F.aggregate(
+        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("deepest")),
+        lambda acc, c: F.struct(
+            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
+            F.greatest(acc["deepest"], acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1))
+            .alias("deepest")))
+    return walk["deepest"]

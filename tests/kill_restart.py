@@ -1,0 +1,177 @@
+"""Kill -9 and restart: the harness shared by tests/cli/test_kill_restart.py (few kills) and
+tests/kill_restart_soak.py (many).
+
+One query covers each kind of streaming query asaql starts — a pass-through, tumbling windows,
+a stream–stream join, and a stage (windows over a step that aggregates) — each written to a
+`.jsonl` file and to a folder. `asaql run --checkpoint` runs in its own process group, killed
+with SIGKILL (the driver, its JVM and Python workers at once, as a machine dies) at a random
+moment (after a commit, or just after a micro-batch wrote output), and restarted until it
+finishes; its outputs must equal an uninterrupted run's, row for row: 0 lost, 0 duplicated."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+QUERY = """
+WITH PerMinute AS (
+    SELECT dev, COUNT(*) AS n FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(minute, 1)
+)
+SELECT * INTO pass_file FROM readings
+SELECT * INTO pass_folder FROM readings
+SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win_file
+FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
+SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win_folder
+FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
+SELECT r.id, r.dev, a.level, System.Timestamp() AS ts INTO join_file
+FROM readings r TIMESTAMP BY t JOIN alerts a TIMESTAMP BY t
+ON r.dev = a.dev AND DATEDIFF(second, r, a) BETWEEN 0 AND 10
+SELECT r.id, r.dev, a.level, System.Timestamp() AS ts INTO join_folder
+FROM readings r TIMESTAMP BY t JOIN alerts a TIMESTAMP BY t
+ON r.dev = a.dev AND DATEDIFF(second, r, a) BETWEEN 0 AND 10
+SELECT dev, MAX(n) AS peak, SUM(n) AS total, System.Timestamp() AS WindowEnd INTO stage_file
+FROM PerMinute GROUP BY dev, TumblingWindow(minute, 5)
+SELECT dev, MAX(n) AS peak, SUM(n) AS total, System.Timestamp() AS WindowEnd INTO stage_folder
+FROM PerMinute GROUP BY dev, TumblingWindow(minute, 5)
+"""
+KINDS = ("pass", "win", "join", "stage")
+OUTPUTS = {f"{kind}_{how}": f"{kind}_{how}.jsonl" if how == "file" else f"{kind}_{how}"
+           for kind in KINDS for how in ("file", "folder")}
+STEADY = ("pass_file", "pass_folder", "join_file", "join_folder")  # rows in most micro-batches
+ERRORS = "errors.jsonl"
+START = datetime(2021, 1, 1, tzinfo=timezone.utc)
+
+
+def write_inputs(folder: Path, files: int, events_per_file: int, seed: int) -> dict[str, str]:
+    """readings (5 devices, an event a second, a few out of order, one malformed line) and
+    alerts (now and then, per device), one file per micro-batch; modification times in file
+    order, as the file source admits them."""
+    rng = random.Random(seed)
+    paths = {"readings": folder / "readings", "alerts": folder / "alerts"}
+    for path in paths.values():
+        path.mkdir(parents=True)
+    number = 0
+    for index in range(files):
+        readings, alerts = [], []
+        for _ in range(events_per_file):
+            at = START + timedelta(seconds=number)
+            t = at - timedelta(seconds=rng.choice((0, 0, 0, 0, 2)))
+            readings.append(json.dumps({"id": number, "dev": number % 5, "t": _iso(t),
+                                        "EventEnqueuedUtcTime": _iso(at)}))
+            if rng.random() < 0.2:
+                alerts.append(json.dumps({"dev": rng.randrange(5), "level": rng.randrange(3),
+                                          "t": _iso(at), "EventEnqueuedUtcTime": _iso(at)}))
+            number += 1
+        if index == 1:
+            readings.insert(3, '{"id": "broken", ')
+        for alias, lines in (("readings", readings), ("alerts", alerts)):
+            target = paths[alias] / f"part-{index:04d}.jsonl"
+            target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+            os.utime(target, (1_600_000_000 + index, 1_600_000_000 + index))
+    return {alias: str(path) for alias, path in paths.items()}
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def run_arguments(query: Path, inputs: dict[str, str], out: Path, checkpoint: Path) -> list[str]:
+    argv = [sys.executable, "-m", "asaql.cli", "run", str(query), "--checkpoint", str(checkpoint),
+            "--max-files-per-trigger", "1", "--errors", str(out / ERRORS)]
+    for alias, path in inputs.items():
+        argv += ["--input", f"{alias}={path}"]
+    for alias, name in OUTPUTS.items():
+        argv += ["--output", f"{alias}={out / name}"]
+    return argv
+
+
+def committed_batches(checkpoint: Path) -> int:
+    """Micro-batches Spark committed, over every streaming query of the checkpoint."""
+    return sum(1 for p in checkpoint.glob("source-*/commits/*") if p.name.isdigit())
+
+
+@dataclass
+class KilledRun:
+    kills: int
+    runs: int
+    log: str
+
+
+def written_so_far(path: Path) -> int:
+    """Bytes of an output a reader sees (a `.jsonl` file, a folder's part files; not what
+    Spark is still writing): they grow when a micro-batch has written it."""
+    total = 0
+    for part in ([path] if path.suffix == ".jsonl" else path.glob("part-*")):
+        try:
+            total += part.stat().st_size
+        except FileNotFoundError:  # not yet written, or replaced meanwhile
+            pass
+    return total
+
+
+def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
+                   rng: random.Random, max_delay: float, log_folder: Path) -> KilledRun:
+    """Starts the run and kills it, up to `kills` times, at a random moment: either up to
+    max_delay seconds after it committed one more micro-batch, or within 50 ms of a micro-batch
+    writing an output (before Spark commits it: the moment a replay could write rows twice);
+    then lets it finish."""
+    done, runs = 0, 0
+    log = log_folder / "runs.log"
+    with open(log, "a", encoding="utf-8") as stderr:
+        while True:
+            runs += 1
+            commits = committed_batches(checkpoint)
+            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
+                                       start_new_session=True)
+            if done < kills:
+                # after a commit, or as soon as an output that grows with most micro-batches
+                # (chosen at random) has grown
+                watched = out / OUTPUTS[rng.choice(STEADY)] if rng.random() < 0.5 else None
+                size = written_so_far(watched) if watched else 0
+                while process.poll() is None and (
+                        written_so_far(watched) == size if watched
+                        else committed_batches(checkpoint) <= commits):
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0, 0.05 if watched else max_delay))
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGKILL)
+                    process.wait()
+                    done += 1
+                    moment = f"{watched.name} grew" if watched else "a commit"
+                    stderr.write(f"-- killed after {moment}, "
+                                 f"{committed_batches(checkpoint)} commits\n")
+                    stderr.flush()
+                    continue
+            if process.wait() != 0:
+                raise AssertionError(f"asaql run exited {process.returncode}; see {log}")
+            return KilledRun(done, runs, log.read_text(encoding="utf-8"))
+
+
+def read_outputs(out: Path) -> dict[str, Counter]:
+    """Each output's rows (and the errors file's) as a multiset of JSON lines."""
+    found = {}
+    for alias, name in {**OUTPUTS, "errors": ERRORS}.items():
+        path = out / name
+        if path.is_dir():
+            lines = [line for part in sorted(path.glob("part-*"))
+                     for line in part.read_text(encoding="utf-8").splitlines()]
+        else:
+            lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        found[alias] = Counter(line for line in lines if line.strip())
+    return found
+
+
+def compare(expected: dict[str, Counter], got: dict[str, Counter]) -> dict[str, tuple]:
+    """Per output: (expected rows, lost, duplicated or unexpected)."""
+    return {alias: (sum(rows.values()), sum((rows - got[alias]).values()),
+                    sum((got[alias] - rows).values()))
+            for alias, rows in expected.items()}
