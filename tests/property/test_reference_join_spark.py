@@ -86,8 +86,10 @@ def expected(rows: list[dict], log: list[dict]) -> dict[str, list[dict]]:
 @property_settings(EXAMPLES, derandomize=True, also_suppress=[HealthCheck.data_too_large])
 @given(rows=table, log=events)
 def test_reference_joins_and_apply_match_nested_loops(spark, tmp_path_factory, rows, log):
-    log = [{"seq": i, **e, "t": f"2021-01-01T00:00:{i:02d}Z",
-            "EventEnqueuedUtcTime": f"2021-01-01T00:00:{i:02d}Z", "PartitionId": 0}
+    # from 00:00:01: every event in the one 5-minute window the oracle assumes (an event at
+    # 00:00:00 would close the window (23:55, 00:00], as windows are (start, end])
+    log = [{"seq": i, **e, "t": f"2021-01-01T00:00:{i + 1:02d}Z",
+            "EventEnqueuedUtcTime": f"2021-01-01T00:00:{i + 1:02d}Z", "PartitionId": 0}
            for i, e in enumerate(log)]
     note(f"reference: {rows}\nevents: {log}")
     folder = write_case(tmp_path_factory.mktemp("join"), QUERY,
