@@ -67,10 +67,15 @@ def test_java_missing_is_one_message(tmp_path):
 
 
 def test_an_unreadable_checkpoint_is_one_message_saying_what_to_do(tmp_path):
+    """A checkpoint this asaql wrote (its manifest matches), whose Spark logs were damaged."""
     checkpoint = tmp_path / "checkpoint"
-    for log in ("offsets", "commits"):
-        (checkpoint / "source-0" / log).mkdir(parents=True)
-        (checkpoint / "source-0" / log / "0").write_text("not a checkpoint\n")
+    first = run_asaql(tmp_path, "--checkpoint", str(checkpoint))
+    assert first.returncode == 0, first.stderr
+    damaged = [path for path in checkpoint.rglob("*")
+               if path.is_file() and path.parent.name in ("offsets", "commits")]
+    assert damaged
+    for path in damaged:
+        path.write_text("not a checkpoint\n")
     result = run_asaql(tmp_path, "--checkpoint", str(checkpoint))
     stderr = assert_clear_failure(result, tmp_path, "the checkpoint cannot be used")
     assert "--checkpoint" in stderr
