@@ -1,0 +1,5 @@
+"""`python -m asaql.cli`."""
+
+from asaql.cli import main
+
+main()

@@ -1,0 +1,103 @@
+"""`asaql check` and `asaql explain`: the query without running it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
+                               policy_options, read_query, reference_names)
+
+
+@click.command(epilog="""
+\b
+Examples:
+  asaql check samples/iot_devices/query.sql
+  asaql check samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl
+  asaql check query.sql --input Entry=entry.jsonl --reference Registration --format json
+""")
+@click.argument("query", type=click.Path(dir_okay=False))
+@click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
+              help="A sample of an input (JSON lines, or a folder of them): the columns the "
+                   "query reads are checked against its events' fields.")
+@click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=REFERENCE_HELP)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="json: the shape of ASA's compile-query result.")
+def check(query, inputs, references, output_format) -> None:
+    """Parse and analyse QUERY without starting Spark; report every error.
+
+    Each error is shown as FILE:LINE:COL: message, with the line and a caret. Exit status: 0
+    when the query is clean (warnings allowed), 1 with errors, 2 for bad usage.
+    """
+    from asaql.diagnose import check_query
+
+    text = read_query(query)
+    samples = pairs(inputs, "--input", single_ok=True)
+    for path in samples.values():
+        if not Path(path).exists():
+            raise click.UsageError(f"input sample not found: {path}")
+    report = check_query(text, samples, reference_names(references))
+    if output_format == "json":
+        click.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        for diagnostic in report.diagnostics:
+            click.echo(diagnostic.render(text, query))
+        if report.errors:
+            count = len(report.errors)
+            click.echo(f"{query}: {count} error{'s' if count > 1 else ''}")
+        else:
+            click.echo(f"{query}: ok ({report.statements} statement(s); inputs: "
+                       f"{', '.join(report.inputs)}; outputs: {', '.join(report.outputs)})")
+    if report.errors:
+        sys.exit(1)
+
+
+@click.command(epilog="""
+\b
+Examples:
+  asaql explain samples/iot_devices/query.sql --late 5s --ooo 2s
+  asaql explain samples/iot_devices/query.sql --format json
+  asaql explain samples/iot_devices/query.sql --spark --input samples/iot_devices/input.jsonl
+""")
+@click.argument("query", type=click.Path(dir_okay=False))
+@policy_options
+@click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=REFERENCE_HELP)
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--spark", "with_spark", is_flag=True,
+              help="Add Spark's own plan of each streaming query (starts Spark; needs --input).")
+@click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
+              help="With --spark: the files whose schema the Spark plan reads.")
+def explain(query, late, ooo, early, action, job_config, references, output_format, with_spark,
+            inputs) -> None:
+    """Print the logical plan of QUERY, event-ordering policy included."""
+    from asaql.plan.explain import explain_plan, plan_json
+
+    policy = policy_from(late, ooo, early, action, job_config)
+    reference_paths = reference_names(references)
+    compiled = compile_file(query, policy, tuple(reference_paths))
+    spark_plans = _spark_plans(compiled, inputs, reference_paths) if with_spark else None
+    if output_format == "json":
+        data = plan_json(compiled.plan)
+        if spark_plans is not None:
+            data["spark"] = spark_plans
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(explain_plan(compiled.plan))
+    for name, text in (spark_plans or {}).items():
+        click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
+
+
+def _spark_plans(compiled, inputs, reference_paths) -> dict[str, str]:
+    from asaql.api import spark_plans
+    from asaql.spark.session import build_session, default_spark_log
+
+    given = input_paths(compiled, inputs)
+    missing = [name for name in compiled.input_names if name not in given]
+    if missing:
+        raise click.UsageError(f"--spark reads the inputs' schemas: use --input {missing[0]}=PATH")
+    spark = build_session(None, spark_log=default_spark_log())
+    return spark_plans(compiled, spark, given, {a: p for a, p in reference_paths.items() if p})

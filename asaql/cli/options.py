@@ -1,0 +1,135 @@
+"""What the commands share: option parsing, the query file, the policy flags, error classes."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from asaql.plan.policy import EventOrderingPolicy
+
+
+def pairs(values: tuple[str, ...], option: str, single_ok: bool) -> dict[str, str]:
+    found = {}
+    for value in values:
+        alias, sep, path = value.partition("=")
+        if not sep:
+            if not single_ok:
+                raise click.UsageError(f"{option} takes ALIAS=PATH, got '{value}'")
+            alias, path = "", value
+        found[alias] = path
+    return found
+
+
+def read_query(path: str) -> str:
+    from asaql.query_text import read_query_file
+
+    return read_query_file(path)  # a QueryFileError is one line, exit 2 (AsaqlGroup)
+
+
+class OneLineError(click.ClickException):
+    """Bad options: one line on stderr, exit 2 (click's usage-error code)."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+
+
+class QueryError(click.ClickException):
+    """A query error, already rendered with file:line:col and a caret; exit 1."""
+
+    exit_code = 1
+
+    def show(self, file=None) -> None:
+        click.echo(self.message, err=True)
+
+
+class SparkFailed(click.ClickException):
+    """A failure inside Spark, Java or py4j, already rendered (asaql/spark/failures.py); exit 3."""
+
+    exit_code = 3
+
+    def show(self, file=None) -> None:
+        click.echo(self.message, err=True)
+
+
+def compile_file(path: str, policy: EventOrderingPolicy, references=()):
+    from asaql.compiler import compile_query
+
+    text = read_query(path)
+    meta = click.get_current_context().meta
+    meta["asaql.query"] = (path, text)
+    meta["asaql.compiled"] = compile_query(text, policy, references)
+    return meta["asaql.compiled"]
+
+
+def reference_names(references) -> dict[str, str | None]:
+    """--reference ALIAS=PATH (check and explain only need ALIAS)."""
+    found = {}
+    for item in references:
+        alias, _, path = item.partition("=")
+        if not alias:
+            raise click.UsageError(f"--reference needs ALIAS=PATH, got '{item}'")
+        found[alias] = path or None
+    return found
+
+
+REFERENCE_HELP = ("An input that is reference data (a static table: JSON lines, or CSV with a "
+                   "header row), joined without DATEDIFF.")
+
+
+def policy_options(command):
+    """--late, --ooo, --early, --action and --job-config (run, explain): see `policy_from`."""
+    options = [
+        click.option("--late", default=None, help="Late arrival tolerance [default: 5s]."),
+        click.option("--ooo", default=None, help="Out-of-order tolerance [default: 0s]."),
+        click.option("--early", default=None,
+                     help="Early arrival limit, or 'none' [default: 5m]."),
+        click.option("--action", type=click.Choice(["adjust", "drop"]), default=None,
+                     help="What happens to late and out-of-order events [default: adjust]."),
+        click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
+                     help="An ASA JobConfig.json: its late, out-of-order and policy settings "
+                          "(the flags above win)."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def policy_from(late, ooo, early, action, job_config) -> EventOrderingPolicy:
+    """The event-ordering settings: the flags given, else the job configuration's, else ASA's
+    defaults."""
+    from asaql.jobconfig import policy_options
+
+    options = {"late": "5s", "ooo": "0s", "early": "5m", "action": "adjust"}
+    if job_config:
+        options.update(policy_options(job_config))
+    given = {"late": late, "ooo": ooo, "early": early, "action": action}
+    options.update({k: v for k, v in given.items() if v is not None})
+    return EventOrderingPolicy.from_options(**options)
+
+
+
+def input_paths(compiled, inputs) -> dict[str, str]:
+    """--input ALIAS=PATH (or PATH alone for a query with one input) → alias → path."""
+    from asaql.runner import resolve_aliases
+
+    given = pairs(inputs, "--input", single_ok=True)
+    if "" in given:
+        if len(compiled.input_names) != 1:
+            raise click.UsageError("the query reads several inputs: use --input ALIAS=PATH")
+        given = {compiled.input_names[0]: given.pop(""), **given}
+    return resolve_aliases(compiled.input_names, given, "input")
+
+
+def indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+
+def spark_log_path() -> str:
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")
+

@@ -1,0 +1,110 @@
+"""`asaql run`: a query over its inputs to its outputs, with a summary on stderr."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
+                               policy_options, reference_names)
+
+EXAMPLE = """
+\b
+Example:
+  asaql run samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl --late 5s --ooo 2s
+"""
+
+
+@click.command(epilog=EXAMPLE)
+@click.argument("query", type=click.Path(dir_okay=False))
+@click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
+              help="A .jsonl/.json file or folder for an input alias (PATH alone for a single input).")
+@click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
+              help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
+@policy_options
+@click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
+              help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
+@click.option("--checkpoint", type=click.Path(file_okay=False), help="Spark checkpoint folder (resume).")
+@click.option("--follow", is_flag=True, help="Keep running and pick up new files until Ctrl-C.")
+@click.option("--master", help="Spark master URL (default local[2]).")
+@click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
+              help="Replay a folder N files per micro-batch.")
+@click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
+              help="Where malformed events are set aside, with file, line and reason.")
+@click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
+@click.option("--verbose", is_flag=True,
+              help="When Spark fails: show its Java and Python stack, not only the message.")
+def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
+        follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
+    """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
+
+    On a terminal a status line shows the events read and written, the watermark and its
+    delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
+    partition that holds the watermark back) go to stderr.
+    """
+    from asaql.runner import RunOptions, check_options, resolve_aliases
+    from asaql.runner import run as run_query
+
+    click.get_current_context().meta["asaql.verbose"] = verbose
+    policy = policy_from(late, ooo, early, action, job_config)
+    reference_paths = reference_names(references)
+    missing_path = [alias for alias, path in reference_paths.items() if path is None]
+    if missing_path:
+        raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
+    compiled = compile_file(query, policy, tuple(reference_paths))
+    given_inputs = input_paths(compiled, inputs)
+    given_outputs = resolve_aliases(compiled.output_names, pairs(outputs, "--output", False), "output")
+    missing = [name for name in compiled.output_names if name not in given_outputs]
+    if missing and len(compiled.output_names) > 1:
+        raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
+    options = RunOptions(inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
+                         follow=follow, max_files_per_trigger=max_files_per_trigger,
+                         errors_path=errors_path,
+                         references=resolve_aliases(compiled.reference_names, reference_paths,
+                                                    "reference"),
+                         metrics_path=metrics_path, status=_terminal())
+    check_options(compiled, options)
+    if missing:
+        options.stdout = _detach_stdout()
+    from asaql.spark.session import build_session, default_spark_log
+
+    spark = build_session(master, spark_log=default_spark_log())
+    counts = run_query(compiled, options, spark=spark)
+    click.echo(_summary(counts, errors_path), err=True)
+
+
+def _terminal():
+    """stderr when it is a terminal (the live status line), else None: quiet in pipes and CI."""
+    try:
+        return sys.stderr if sys.stderr.isatty() else None
+    except (AttributeError, ValueError):
+        return None
+
+
+def _detach_stdout():
+    """Rows own stdout: keep a private handle on it and send fd 1 (Spark's prints) to stderr.
+    Only for the process's real stdout (not under click's CliRunner or a pytest capture)."""
+    try:
+        if sys.stdout.fileno() != 1:
+            return sys.stdout
+    except (AttributeError, OSError, ValueError):
+        return sys.stdout
+    sys.stdout.flush()
+    rows = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    return rows
+
+
+def _summary(counts, errors_path: str) -> str:
+    text = (f"asaql: {counts.input_events} input events, {counts.output_events} output events, "
+            f"{counts.early} early, {counts.late} late, {counts.out_of_order} out-of-order, "
+            f"{counts.dropped} dropped, {counts.malformed} malformed")
+    if counts.failed:
+        text += f", {counts.failed} rows failed a CAST"
+    if counts.malformed or counts.failed:
+        text += f" (set aside in {errors_path})"
+    text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
+             f"dropped + {counts.malformed} malformed")
+    return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
