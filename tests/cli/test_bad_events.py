@@ -210,31 +210,34 @@ def test_a_single_file_input_accounts_for_every_event_too(spark, tmp_path):
         sorted(p.line for p in placed if p.kind.outcome == MALFORMED)
 
 
-def test_a_malformed_reference_record_stops_the_run_with_its_file_line_and_reason(spark,
-                                                                                  tmp_path):
-    (tmp_path / "events.jsonl").write_text('{"id": 1, "k": "a"}\n')
-    reference = tmp_path / "ref.jsonl"
-    reference.write_bytes(b'\xef\xbb\xbf{"k": "a", "name": "A"}\n{"k": "b", "name": "B", '
-                          b'"name": "C"}\n')
+def run_reference_join(tmp_path, reference_name: str, reference: bytes, events: str):
+    """`SELECT e.id, r.name` of events joined to a reference file written as given bytes."""
+    (tmp_path / "events.jsonl").write_text(events)
+    (tmp_path / reference_name).write_bytes(reference)
     query = tmp_path / "q.sql"
     query.write_text("SELECT e.id, r.name INTO out FROM input e JOIN Ref r ON e.k = r.k")
-    result = CliRunner().invoke(cli, [
+    return CliRunner().invoke(cli, [
         "run", str(query), "--input", f"input={tmp_path / 'events.jsonl'}",
-        "--reference", f"Ref={reference}", "--output", f"out={tmp_path / 'out.jsonl'}"])
+        "--reference", f"Ref={tmp_path / reference_name}",
+        "--output", f"out={tmp_path / 'out.jsonl'}"])
+
+
+def test_a_malformed_reference_record_stops_the_run_with_its_file_line_and_reason(spark,
+                                                                                  tmp_path):
+    result = run_reference_join(
+        tmp_path, "ref.jsonl",
+        b'\xef\xbb\xbf{"k": "a", "name": "A"}\n{"k": "b", "name": "B", "name": "C"}\n',
+        '{"id": 1, "k": "a"}\n')
     assert result.exit_code == 2, result.output
     assert "ref.jsonl:2: duplicate key 'name'" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_a_reference_file_with_a_byte_order_mark_is_read_whole(spark, tmp_path):
-    (tmp_path / "events.jsonl").write_text('{"id": 1, "k": "a"}\n{"id": 2, "k": "b"}\n')
-    reference = tmp_path / "ref.jsonl"
-    reference.write_bytes(b'\xef\xbb\xbf{"k": "a", "name": "A"}\r\n{"k": "b", "name": "B"}\r\n')
-    query = tmp_path / "q.sql"
-    query.write_text("SELECT e.id, r.name INTO out FROM input e JOIN Ref r ON e.k = r.k")
-    result = CliRunner().invoke(cli, [
-        "run", str(query), "--input", f"input={tmp_path / 'events.jsonl'}",
-        "--reference", f"Ref={reference}", "--output", f"out={tmp_path / 'out.jsonl'}"])
+    result = run_reference_join(
+        tmp_path, "ref.jsonl",
+        b'\xef\xbb\xbf{"k": "a", "name": "A"}\r\n{"k": "b", "name": "B"}\r\n',
+        '{"id": 1, "k": "a"}\n{"id": 2, "k": "b"}\n')
     assert result.exit_code == 0, result.output
     rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert sorted((r["id"], r["name"]) for r in rows) == [(1, "A"), (2, "B")]
@@ -255,14 +258,8 @@ def test_check_reads_a_sample_of_mixed_records_and_skips_the_malformed(tmp_path)
 
 
 def test_a_csv_reference_row_with_an_extra_value_stops_the_run_naming_it(spark, tmp_path):
-    (tmp_path / "events.jsonl").write_text('{"id": 1, "k": "a"}\n')
-    reference = tmp_path / "ref.csv"
-    reference.write_bytes(b"\xef\xbb\xbfk,name\r\na,A\r\nb,B,extra\r\n")
-    query = tmp_path / "q.sql"
-    query.write_text("SELECT e.id, r.name INTO out FROM input e JOIN Ref r ON e.k = r.k")
-    result = CliRunner().invoke(cli, [
-        "run", str(query), "--input", f"input={tmp_path / 'events.jsonl'}",
-        "--reference", f"Ref={reference}", "--output", f"out={tmp_path / 'out.jsonl'}"])
+    result = run_reference_join(tmp_path, "ref.csv", b"\xef\xbb\xbfk,name\r\na,A\r\nb,B,extra\r\n",
+                                '{"id": 1, "k": "a"}\n')
     assert result.exit_code == 2, result.output
     assert "Malformed CSV record: b,B,extra" in result.stderr
     assert "Traceback" not in result.stderr and "collectToPython" not in result.stderr
