@@ -71,7 +71,8 @@ def generate(folder: Path, events: int, files: int, seed: int = 7) -> None:
 def generated_input(events: int, files: int):
     """A temporary folder with the generated input, and the session: (work, input, spark,
     events written). The folder is removed afterwards."""
-    from asaql.spark.session import build_session, default_spark_log
+    from asaql.spark.failures import default_spark_log
+    from asaql.spark.session import build_session
 
     work = Path(tempfile.mkdtemp(prefix="asaql-bench-"))
     try:

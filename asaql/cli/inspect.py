@@ -93,7 +93,8 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
 
 def _spark_plans(compiled, inputs, reference_paths) -> dict[str, str]:
     from asaql.api import spark_plans
-    from asaql.spark.session import build_session, default_spark_log
+    from asaql.spark.failures import default_spark_log
+    from asaql.spark.session import build_session
 
     given = input_paths(compiled, inputs)
     missing = [name for name in compiled.input_names if name not in given]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from asaql.plan.policy import EventOrderingPolicy
@@ -129,7 +127,7 @@ def indent(text: str) -> str:
 
 
 def spark_log_path() -> str:
-    import tempfile
+    from asaql.spark.failures import default_spark_log  # pyspark-free
 
-    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")
+    return default_spark_log()
 

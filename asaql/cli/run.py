@@ -68,7 +68,8 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
-    from asaql.spark.session import build_session, default_spark_log
+    from asaql.spark.failures import default_spark_log
+    from asaql.spark.session import build_session
 
     spark = build_session(master, spark_log=default_spark_log())
     counts = run_query(compiled, options, spark=spark)

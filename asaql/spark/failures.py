@@ -7,7 +7,9 @@ check` never loads Spark to report an error.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import tempfile
 import traceback
 from dataclasses import dataclass
 
@@ -167,3 +169,9 @@ def _gateway_missing(error: BaseException) -> bool:
     return isinstance(error, (FileNotFoundError, PermissionError)) and any(
         "java" in str(part) or "spark-submit" in str(part)
         for part in (getattr(error, "filename", ""), str(error)))
+
+
+def default_spark_log() -> str:
+    """The log file Spark's own output and every failure's full stack go to. Lives here, not in
+    session.py, so the CLI can name it without importing pyspark."""
+    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")

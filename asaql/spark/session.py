@@ -6,7 +6,6 @@ import contextlib
 import os
 import re
 import sys
-import tempfile
 
 from pyspark.sql import SparkSession
 
@@ -82,7 +81,3 @@ def _jvm_output_to(path: str | None):
         os.dup2(saved[1], 2)
         os.close(saved[0])
         os.close(saved[1])
-
-
-def default_spark_log() -> str:
-    return os.path.join(tempfile.gettempdir(), "asaql-spark.log")
