@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from asaql.analysis.analyzer import analyze
 from asaql.analysis.statements import BoundStatement
+from asaql.gc_pause import paused_gc
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
@@ -38,6 +39,7 @@ def compile_query(text: str, policy: EventOrderingPolicy | None = None,
     """`references`: the input names that are reference data (static tables, joined without
     DATEDIFF); every other input is a stream."""
     policy = policy or EventOrderingPolicy()
-    tree = parse(text)
-    statements = analyze(tree, references)
-    return CompiledQuery(text, tree, statements, plan_statements(statements, policy), policy)
+    with paused_gc():  # why: asaql/gc_pause.py
+        tree = parse(text)
+        statements = analyze(tree, references)
+        return CompiledQuery(text, tree, statements, plan_statements(statements, policy), policy)

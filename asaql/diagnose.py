@@ -21,6 +21,7 @@ from asaql.analysis.laterals import ReferenceJoin
 from asaql.analysis.sample_schema import has_path, sample_fields
 from asaql.analysis.stages import is_stage
 from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
+from asaql.gc_pause import paused_gc
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax import ast
@@ -75,6 +76,12 @@ def check_query(text: str, samples: dict[str, str] | None = None,
                 references: dict[str, str | None] | None = None) -> Report:
     """`samples`: input alias → a JSON-lines file or folder whose events give the input's
     fields; `references`: reference data alias → its file (or None)."""
+    with paused_gc():  # why: asaql/gc_pause.py
+        return _check(text, samples, references)
+
+
+def _check(text: str, samples: dict[str, str] | None,
+           references: dict[str, str | None] | None) -> Report:
     samples = dict(samples or {})
     references = references or {}
     report = Report()
