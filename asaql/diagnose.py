@@ -20,6 +20,7 @@ from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ReferenceJoin
 from asaql.analysis.sample_schema import has_path, sample_fields
 from asaql.analysis.stages import is_stage
+from asaql.core.fields import child_names
 from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
 from asaql.gc_pause import paused_gc
 from asaql.plan.planner import plan_statements
@@ -166,6 +167,8 @@ def _sources(tree: ast.Query):
 
 def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
     """The fields each statement reads from an input with a sample that no sample event has."""
+    if not samples:
+        return []
     fields = {alias.lower(): (path, sample_fields(path)) for alias, path in samples.items()}
     out: dict[tuple, Diagnostic] = {}
     for statement in statements:
@@ -215,7 +218,8 @@ def _walk(node):
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(reversed(item))
-        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            continue
+        names = child_names(type(item))
+        if names is not None:
             yield item
-            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)
-                                   if f.name != "span"]))
+            stack.extend([getattr(item, name) for name in reversed(names)])

@@ -17,6 +17,7 @@ from asaql.analysis.statements import (
     DEFAULT_OUTPUT, AllFields, BoundStatement, OutputColumn, analytic_calls, conjunction,
     is_partitioned, unsupported,
 )
+from asaql.core.fields import child_names
 from asaql.errors import AsaqlError, InvalidQueryError
 from asaql.syntax import ast
 
@@ -197,8 +198,8 @@ def _ast_walk(nodes):
     for node in nodes:
         if isinstance(node, ast.Node):
             yield node
-            for field in dataclasses.fields(node):
-                value = getattr(node, field.name)
+            for name in child_names(type(node)):
+                value = getattr(node, name)
                 yield from _ast_walk(value if isinstance(value, tuple) else (value,))
 
 

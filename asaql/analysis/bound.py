@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from asaql.core.fields import child_names
 from asaql.syntax.ast import Node
 
 
@@ -109,10 +110,8 @@ class AggregateRef(Node):
 def children(node) -> list:
     """The expression nodes directly below `node` (fields holding a Node or a tuple of Nodes)."""
     found = []
-    for f in dataclasses.fields(node):
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    for name in child_names(type(node)):
+        value = getattr(node, name)
         if isinstance(value, Node):
             found.append(value)
         elif isinstance(value, tuple):
@@ -126,18 +125,16 @@ def map_children(node, function):
     if not isinstance(node, Node):
         return node
     changes = {}
-    for f in dataclasses.fields(node):
-        if f.name == "span":
-            continue
-        value = getattr(node, f.name)
+    for name in child_names(type(node)):
+        value = getattr(node, name)
         if isinstance(value, Node):
             new = function(value)
             if new is not value:
-                changes[f.name] = new
+                changes[name] = new
         elif isinstance(value, tuple) and any(isinstance(v, Node) for v in value):
             new = tuple(function(v) if isinstance(v, Node) else v for v in value)
             if any(a is not b for a, b in zip(new, value)):
-                changes[f.name] = new
+                changes[name] = new
     return dataclasses.replace(node, **changes) if changes else node
 
 

@@ -6,12 +6,12 @@ fields) is resolved here."""
 
 from __future__ import annotations
 
-import dataclasses
 from functools import singledispatch
 
 from asaql.analysis import bound, joins, laterals, statements
 from asaql.analysis.scalar_functions import datepart_of, metadata_property_of
 from asaql.core import windows
+from asaql.core.fields import field_names
 from asaql.errors import InternalError, Span
 from asaql.plan import clauses
 from asaql.plan import expressions as E
@@ -36,7 +36,7 @@ _PLAIN = (str, int, float, bool, type(None), Span)
 
 
 def _fields(node) -> dict:
-    return {f.name: to_plan(getattr(node, f.name)) for f in dataclasses.fields(node)}
+    return {name: to_plan(getattr(node, name)) for name in field_names(type(node))}
 
 
 @singledispatch

@@ -11,8 +11,7 @@ callers' own frames.
 
 from __future__ import annotations
 
-import dataclasses
-
+from asaql.core.fields import child_names
 from asaql.errors import QuerySyntaxError
 from asaql.syntax import ast
 
@@ -41,6 +40,7 @@ def check_depth(query: ast.Query, limit: int = MAX_EXPRESSION_DEPTH) -> None:
                 located,
                 "split it: a chain of AND/OR or + can often be written with IN (…), or "
                 "computed in parts in a WITH step")
-        for field in dataclasses.fields(node):
-            if field.name != "span":
-                stack.append((getattr(node, field.name), depth, located))
+        for name in child_names(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, (ast.Node, list, tuple)):  # not the plain values
+                stack.append((value, depth, located))
