@@ -148,7 +148,9 @@ def transform(node, function):
 
 def walk(node):
     """`node` and every expression below it, parents first."""
-    if isinstance(node, Node):
-        yield node
-        for child in children(node):
-            yield from walk(child)
+    stack = [node]
+    while stack:  # a stack, not nested generators: each node is handed up once
+        node = stack.pop()
+        if isinstance(node, Node):
+            yield node
+            stack.extend(reversed(children(node)))
