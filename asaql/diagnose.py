@@ -222,4 +222,7 @@ def _walk(node):
         names = child_names(type(item))
         if names is not None:
             yield item
-            stack.extend([getattr(item, name) for name in reversed(names)])
+            for name in reversed(names):
+                value = getattr(item, name)
+                if value is not None and not isinstance(value, str):  # never a node: skip
+                    stack.append(value)

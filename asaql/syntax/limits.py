@@ -16,9 +16,11 @@ from asaql.errors import QuerySyntaxError
 from asaql.syntax import ast
 
 MAX_EXPRESSION_DEPTH = 150
-# Nodes with no expression below them: the error points at the operator holding them.
+# Nodes with no expression below them: the error points at the operator holding them. Only
+# leaves are below a leaf (names, values), so the walk does not enter them.
 _LEAVES = (ast.Identifier, ast.Literal, ast.ColumnRef, ast.Star, ast.SystemTimestamp,
            ast.NameArgument)
+_STATEMENT_ROOTS = (ast.Query, ast.WithStep, ast.SelectStatement)
 
 
 def check_depth(query: ast.Query, limit: int = MAX_EXPRESSION_DEPTH) -> None:
@@ -30,11 +32,11 @@ def check_depth(query: ast.Query, limit: int = MAX_EXPRESSION_DEPTH) -> None:
         if isinstance(node, (list, tuple)):
             stack.extend((item, depth, located) for item in node)
             continue
-        if not isinstance(node, ast.Node):
+        if isinstance(node, _LEAVES) or not isinstance(node, ast.Node):
             continue
-        depth = 0 if isinstance(node, (ast.Query, ast.WithStep, ast.SelectStatement)) else depth + 1
+        depth = 0 if isinstance(node, _STATEMENT_ROOTS) else depth + 1
         located = node.span or located
-        if depth > limit and not isinstance(node, _LEAVES):
+        if depth > limit:
             raise QuerySyntaxError(
                 f"syntax error: expression nested too deep (limit {limit} levels)",
                 located,
