@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 from dataclasses import dataclass, field
 
 from asaql.analysis.analyzer import analyze
@@ -93,7 +94,7 @@ def _check(text: str, samples: dict[str, str] | None,
     errors: list[AsaqlError] = []
     statements = analyze(tree, tuple(references), errors=errors)
     report.diagnostics += [_diagnostic(e) for e in errors]
-    report.functions = _functions(tree)
+    report.functions = _functions(tree, text)
     if statements:
         plan = plan_statements(statements, EventOrderingPolicy())
         report.inputs, report.outputs = plan.input_names, plan.output_names
@@ -113,6 +114,11 @@ def _check(text: str, samples: dict[str, str] | None,
     return report
 
 
+# A job function's name starts with one of these (an identifier, bracketed or not: the text
+# holds its letters as they are)
+_JOB_FUNCTION_PREFIX = re.compile("ud[fa]", re.IGNORECASE)
+
+
 def _diagnostic(error: AsaqlError) -> Diagnostic:
     return Diagnostic("error", error.message, error.span, error.hint)
 
@@ -121,9 +127,11 @@ def _position(d: Diagnostic) -> tuple:
     return (d.span.line, d.span.column) if d.span is not None else (0, 0)
 
 
-def _functions(tree: ast.Query) -> tuple[str, ...]:
+def _functions(tree: ast.Query, text: str) -> tuple[str, ...]:
     """The job functions the query calls (UDF., UDA. and the like), as ASA's compile-query
     API lists them; built-in functions are not listed."""
+    if not _JOB_FUNCTION_PREFIX.search(text):  # no call can be one: spare the walk of the tree
+        return ()
     names = {}
     for node in _walk(tree):
         if isinstance(node, ast.FunctionCall) and "." in node.name.name:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from asaql.core.fields import child_names
+from asaql.core.fields import child_names, replace
 from asaql.syntax.ast import Node
 
 
@@ -115,7 +115,7 @@ def children(node) -> list:
         if isinstance(value, Node):
             found.append(value)
         elif isinstance(value, tuple):
-            found.extend(v for v in value if isinstance(v, Node))
+            found += [v for v in value if isinstance(v, Node)]
     return found
 
 
@@ -135,7 +135,7 @@ def map_children(node, function):
             new = tuple(function(v) if isinstance(v, Node) else v for v in value)
             if any(a is not b for a, b in zip(new, value)):
                 changes[name] = new
-    return dataclasses.replace(node, **changes) if changes else node
+    return replace(node, **changes) if changes else node
 
 
 def transform(node, function):

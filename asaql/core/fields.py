@@ -22,3 +22,17 @@ def child_names(cls: type) -> tuple[str, ...] | None:
     """field_names(cls) without `span`: the fields that may hold nodes below a node."""
     names = field_names(cls)
     return None if names is None else tuple(name for name in names if name != "span")
+
+
+@cache
+def _init_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+def replace(node, /, **changes):
+    """dataclasses.replace(node, **changes) for dataclasses without InitVar fields, with the
+    field names looked up once per class: the analysis rebuilds ~40,000 nodes on the dense
+    1 MB query, and dataclasses.replace spent a fifth of the analysis' time on it."""
+    values = {name: getattr(node, name) for name in _init_names(type(node))}
+    values.update(changes)
+    return type(node)(**values)

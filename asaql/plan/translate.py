@@ -31,6 +31,7 @@ _CLASSES.update({statements.OutputColumn: clauses.OutputColumn,
 _WINDOWS = (windows.TumblingWindow, windows.HoppingWindow, windows.SlidingWindow,
             windows.SessionWindow, windows.SnapshotWindow)
 _PLAIN = (str, int, float, bool, type(None), Span)
+_PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def to_plan(value):
@@ -56,7 +57,11 @@ def _translation_of(cls: type):
 
 
 def _fields(node) -> dict:
-    return {name: to_plan(getattr(node, name)) for name in field_names(type(node))}
+    out = {}
+    for name in field_names(type(node)):
+        value = getattr(node, name)
+        out[name] = value if type(value) in _PLAIN_TYPES else to_plan(value)  # most are plain
+    return out
 
 
 def _tuple(value: tuple) -> tuple:
