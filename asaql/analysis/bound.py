@@ -153,4 +153,9 @@ def walk(node):
         node = stack.pop()
         if isinstance(node, Node):
             yield node
-            stack.extend(reversed(children(node)))
+            for name in reversed(child_names(type(node))):  # children(node), reversed
+                value = getattr(node, name)
+                if isinstance(value, tuple):
+                    stack.extend(reversed(value))
+                elif value is not None:
+                    stack.append(value)
