@@ -114,17 +114,17 @@ def _check(text: str, samples: dict[str, str] | None,
     return report
 
 
-# A job function's name starts with one of these (an identifier, bracketed or not: the text
-# holds its letters as they are)
-_JOB_FUNCTION_PREFIX = re.compile("ud[fa]", re.IGNORECASE)
-
-
 def _diagnostic(error: AsaqlError) -> Diagnostic:
     return Diagnostic("error", error.message, error.span, error.hint)
 
 
 def _position(d: Diagnostic) -> tuple:
     return (d.span.line, d.span.column) if d.span is not None else (0, 0)
+
+
+# A job function's name starts with one of these (an identifier, bracketed or not: the text
+# holds its letters as they are)
+_JOB_FUNCTION_PREFIX = re.compile("ud[fa]", re.IGNORECASE)
 
 
 def _functions(tree: ast.Query, text: str) -> tuple[str, ...]:

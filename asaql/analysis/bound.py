@@ -4,7 +4,6 @@ aggregation's output."""
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 from asaql.core.fields import child_names, replace
