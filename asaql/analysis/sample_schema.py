@@ -1,14 +1,14 @@
-"""The fields a sample input gives (JSON lines or CSV), read without Spark: `asaql check
+"""The fields a sample input gives (JSON lines, CSV, Parquet or Avro), read without Spark: `asaql check
 --input ALIAS=PATH` names the columns a query reads that no event of the sample has."""
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_formats import format_of_file, sample_records
 from asaql.input_records import parse_record
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
@@ -54,12 +54,13 @@ def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
 
 
 def _records(file: Path):
+    fmt = format_of_file(file)
     try:
-        # utf-8-sig: a byte-order mark before the first record (or CSV header) is not part of it
+        if fmt not in (None, "json"):  # CSV, Parquet, Avro: decoded as `run` decodes them
+            yield from sample_records(file, fmt, MAX_EVENTS)
+            return
+        # utf-8-sig: a byte-order mark before the first record is not part of it
         with open(file, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            if file.suffix.lower() == ".csv":
-                yield from csv.DictReader(handle)
-                return
             for line in handle:  # a malformed record is skipped, as `run` sets it aside
                 record = parse_record(line)
                 if record is not None:

@@ -197,7 +197,7 @@ class ErrorLog:
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
         text = "".join(json.dumps({"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
-                                   "reason": row[C.ERROR], "record": row[C.RAW]},
+                                   "reason": row[C.ERROR], "record": row.get(C.RAW)},
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)
 
