@@ -75,9 +75,11 @@ def _csv_records(data: bytes, delimiter: str | None) -> Iterator[Record]:
             row = next(reader)
         except StopIteration:
             return
-        except csv.Error as error:  # e.g. text after a closing quote: the rest is one record
-            yield start, None, f"malformed CSV: {error}"
-            return
+        except csv.Error as error:  # e.g. text after a closing quote; reading goes on after it
+            raw = "\n".join(text.split("\n", reader.line_num)[start - 1:reader.line_num])
+            yield start, raw[:10_000], f"malformed CSV: {error}"
+            start = reader.line_num + 1
+            continue
         line, start = start, reader.line_num + 1
         raw = delimiter.join(row)
         if not row or not raw.strip():
