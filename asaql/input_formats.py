@@ -11,7 +11,9 @@ import csv
 import io
 import json
 import math
+import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from decimal import Decimal
 from pathlib import Path
@@ -32,8 +34,47 @@ DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe", " ": "sp
 Record = tuple[int, "str | None", "str | None"]
 
 
+@dataclass(frozen=True)
+class InputFormat:
+    name: str  # json, csv, parquet, avro
+    delimiter: str | None = None  # CSV: None finds it from the header row
+
+
+def parse_input_format(text: str) -> InputFormat:
+    """`--input-format` values: json, parquet, avro, csv or csv:DELIMITER (comma, semicolon,
+    tab, pipe, space, or the character)."""
+    name, _, delimiter = text.strip().lower().partition(":")
+    if name not in SUFFIXES or (delimiter and name != "csv"):
+        raise ConfigurationError(f"unknown input format '{text}': use json, csv, "
+                                 "csv:DELIMITER, parquet or avro")
+    if not delimiter:
+        return InputFormat(name)
+    by_name = {word: char for char, word in DELIMITERS.items()}
+    char = by_name.get(delimiter, delimiter if delimiter in DELIMITERS else None)
+    if char is None:
+        raise ConfigurationError(f"unknown CSV delimiter '{delimiter}': use "
+                                 + ", ".join(DELIMITERS.values()))
+    return InputFormat(name, char)
+
+
+# Formats given with --input-format, by the input's real path: the path is what every layer
+# passes along (schema inference, the stream, partitions), so the format is found from it.
+_DECLARED: dict[str, InputFormat] = {}
+
+
+def declare_input_formats(formats: dict[str, InputFormat]) -> None:
+    """The formats of a run's inputs (path → format), replacing those of an earlier run."""
+    _DECLARED.clear()
+    _DECLARED.update({os.path.realpath(path): fmt for path, fmt in formats.items()})
+
+
 def format_of_file(path: str | Path) -> str | None:
     return FORMATS.get(Path(path).suffix)
+
+
+def resolve_format(files: list[Path], path: str) -> InputFormat:
+    """The input's format: as declared, else its files' extension."""
+    return _DECLARED.get(os.path.realpath(path)) or InputFormat(input_format(files, path))
 
 
 def input_format(files: list[Path], path: str) -> str:
@@ -178,11 +219,12 @@ def json_records(data: bytes) -> Iterator[Record]:
             yield number, line.rstrip("\r"), None
 
 
-def sample_records(file: Path, fmt: str, limit: int) -> Iterator[dict]:
+def sample_records(file: Path, fmt: str, limit: int,
+                   delimiter: str | None = None) -> Iterator[dict]:
     """Up to `limit` well-formed records of a file as dicts (check's samples, field order)."""
     with open(file, "rb") as handle:
         data = handle.read()
-    for count, (_, text, problem) in enumerate(records(str(file), data, fmt)):
+    for count, (_, text, problem) in enumerate(records(str(file), data, fmt, delimiter)):
         if count >= limit:
             return
         if problem is None and text is not None:

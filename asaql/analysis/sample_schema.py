@@ -8,7 +8,7 @@ from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
-from asaql.input_formats import format_of_file, sample_records
+from asaql.input_formats import InputFormat, resolve_format, sample_records
 from asaql.input_records import parse_record
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
@@ -27,10 +27,14 @@ def sample_fields(path: str) -> Sample | None:
         files = input_files(path)
     except ConfigurationError:
         return None
+    try:
+        fmt = resolve_format(files, path)
+    except ConfigurationError:  # a folder of mixed formats: `run` says so
+        return None
     sample = Sample()
     seen = 0
     for file in files:
-        for record in _records(file):
+        for record in _records(file, fmt):
             _merge(sample.fields, record)
             for name in record:
                 sample.names.setdefault(str(name).lower(), str(name))
@@ -53,11 +57,10 @@ def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
     return True
 
 
-def _records(file: Path):
-    fmt = format_of_file(file)
+def _records(file: Path, fmt: InputFormat):
     try:
-        if fmt not in (None, "json"):  # CSV, Parquet, Avro: decoded as `run` decodes them
-            yield from sample_records(file, fmt, MAX_EVENTS)
+        if fmt.name != "json":  # CSV, Parquet, Avro: decoded as `run` decodes them
+            yield from sample_records(file, fmt.name, MAX_EVENTS, fmt.delimiter)
             return
         # utf-8-sig: a byte-order mark before the first record is not part of it
         with open(file, encoding="utf-8-sig", errors="replace", newline="") as handle:

@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.input_formats import SUFFIXES, json_records, records
+from asaql.input_formats import SUFFIXES, InputFormat, json_records, records
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FOLDER
 
@@ -31,7 +31,7 @@ LINES_SCHEMA = T.StructType([
 ])
 
 
-def decoded_lines(files: DataFrame, fmt: str) -> DataFrame:
+def decoded_lines(files: DataFrame, fmt: InputFormat) -> DataFrame:
     """`binaryFile` rows (path, modificationTime, content) → one row per record."""
     def decode(batches):
         import pyarrow as pa
@@ -42,7 +42,7 @@ def decoded_lines(files: DataFrame, fmt: str) -> DataFrame:
                                             batch.column("modificationTime").to_pylist(),
                                             batch.column("content").to_pylist()):
                 control = f"/{CONTROL_FOLDER}/" in path
-                found = json_records(content) if control else records(path, content, fmt)
+                found = json_records(content) if control else records(path, content, fmt.name, fmt.delimiter)
                 for line, text, problem in found:
                     out[C.FILE].append(path)
                     out["_asaql_mtime"].append(mtime)
@@ -73,14 +73,15 @@ _BINARY_FILE = T.StructType([  # the binaryFile source's columns (a stream needs
 ])
 
 
-def stream_lines(spark: SparkSession, path: str, control: str, fmt: str,
+def stream_lines(spark: SparkSession, path: str, control: str, fmt: InputFormat,
                  max_files_per_trigger: int | None, escape) -> DataFrame:
-    """The records of a streaming input in format `fmt`, with its control records."""
+    """The records of a streaming input in format `fmt`, with its control records: a file of
+    any name, or a folder's files with the format's extensions."""
     reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
     p = Path(path).resolve()
-    patterns = [escape(p.name)] if p.is_file() else [f"*{suffix}" for suffix in SUFFIXES[fmt]]
+    patterns = [escape(p.name)] if p.is_file() else [f"*{suffix}" for suffix in SUFFIXES[fmt.name]]
     names = "{" + ",".join([*patterns, "*.jsonl"]) + "}"
     places = [escape(str(place)[1:]) for place in (p, Path(control).resolve())]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
@@ -90,11 +91,11 @@ def stream_lines(spark: SparkSession, path: str, control: str, fmt: str,
     return decoded_lines(files, fmt)
 
 
-def batch_lines(spark: SparkSession, files: list[Path], fmt: str) -> DataFrame:
+def batch_lines(spark: SparkSession, files: list[Path], fmt: InputFormat) -> DataFrame:
     return decoded_lines(spark.read.format("binaryFile").load([str(f) for f in files]), fmt)
 
 
-def infer_format_schema(spark: SparkSession, files: list[Path], fmt: str) -> T.StructType:
+def infer_format_schema(spark: SparkSession, files: list[Path], fmt: InputFormat) -> T.StructType:
     """Spark's JSON inference over the records' JSON text: the stream parses that text with the
     schema, so both agree (CSV: every field text; Parquet and Avro: their types, datetimes as
     ISO 8601 text as in a JSON input)."""
@@ -105,7 +106,7 @@ def infer_format_schema(spark: SparkSession, files: list[Path], fmt: str) -> T.S
     return inferred.schema
 
 
-def partition_texts(spark: SparkSession, files: list[Path], fmt: str) -> DataFrame:
+def partition_texts(spark: SparkSession, files: list[Path], fmt: InputFormat) -> DataFrame:
     """The records' JSON text as `value`: what discover_partitions scans."""
     return batch_lines(spark, files, fmt).where(F.col("_asaql_text").isNotNull()) \
         .select(F.col("_asaql_text").alias("value"))

@@ -16,7 +16,7 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
-from asaql.input_formats import input_format, sample_records
+from asaql.input_formats import InputFormat, resolve_format, sample_records
 from asaql.input_records import MAX_DEPTH, parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
@@ -37,8 +37,8 @@ def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
     if not files:
         raise ConfigurationError(f"input folder {path} has no input files to read (.jsonl, "
                                  ".json, .csv, .parquet, .avro)")
-    fmt = input_format(files, path)
-    if fmt != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
+    fmt = resolve_format(files, path)
+    if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
         inferred = _infer_json(spark, files)
@@ -104,12 +104,12 @@ def _one_field_per_name(data_type: T.DataType) -> T.DataType:
     return data_type
 
 
-def _first_appearance_order(files: list[Path], fmt: str = "json") -> dict[str, int]:
+def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, int]:
     order: dict[str, int] = {}
     seen = 0
-    if fmt != "json":
+    if fmt.name != "json":
         for file in files:
-            for record in sample_records(file, fmt, _SAMPLE_LINES - seen):
+            for record in sample_records(file, fmt.name, _SAMPLE_LINES - seen, fmt.delimiter):
                 seen += 1
                 for key in record:
                     order.setdefault(key, len(order))
@@ -137,7 +137,7 @@ def read_events(
     were there before them: the file source admits files in modification-time order.
     """
     fmt = _format_of(path)
-    if fmt != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
+    if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
         return _parse_records(lines, schema, json_options or {})
     reader = spark.readStream.format("text").option("wholetext", "true")
@@ -152,10 +152,9 @@ def read_events(
     return _parse_records(lines, schema, json_options or {})
 
 
-def _format_of(path: str) -> str:
+def _format_of(path: str) -> InputFormat:
     """The input's format; a path that is not there yet (a stage's folder) is JSON lines."""
-    p = Path(path)
-    return input_format(input_files(path), path) if p.exists() else "json"
+    return resolve_format(input_files(path), path) if Path(path).exists() else InputFormat("json")
 
 
 def _glob_escape(name: str) -> str:
@@ -238,8 +237,8 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     files = [str(f) for f in paths]
     if not files:
         return ()
-    fmt = input_format(paths, path)
-    texts = spark.read.text(files) if fmt == "json" else partition_texts(spark, paths, fmt)
+    fmt = resolve_format(paths, path)
+    texts = spark.read.text(files) if fmt.name == "json" else partition_texts(spark, paths, fmt)
     partition = F.regexp_extract(
         "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)

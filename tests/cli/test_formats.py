@@ -233,3 +233,28 @@ def test_check_reads_the_sample_of_every_format(tmp_path, suffix):
                          {"input": str(sample)}, {})
     assert [(d.span.column, d.hint) for d in report.errors] == [
         (18, "did you mean 'temperature'?")]
+
+
+def test_an_explicit_format_reads_a_file_of_any_name_with_its_delimiter(spark, tmp_path):
+    data = tmp_path / "export.txt"
+    data.write_text("id;v\n1;a,b\n2;c\n", encoding="utf-8")
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT id, v INTO out FROM input")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli, ["run", str(query), "--input", str(data),
+                                      "--input-format", "csv:semicolon",
+                                      "--output", f"out={out}"])
+    assert result.exit_code == 0, result.stderr + result.output
+    assert [json.loads(x) for x in out.read_text().splitlines()] == [
+        {"id": "1", "v": "a,b"}, {"id": "2", "v": "c"}]
+
+
+def test_an_unknown_input_format_is_one_clear_line(tmp_path):
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT id INTO out FROM input")
+    (tmp_path / "in.csv").write_text("id\n1\n")
+    result = CliRunner().invoke(cli, ["run", str(query), "--input", str(tmp_path / "in.csv"),
+                                      "--input-format", "input=xml",
+                                      "--output", f"out={tmp_path / 'o.jsonl'}"])
+    assert result.exit_code == 2
+    assert "unknown input format 'xml'" in result.stderr
