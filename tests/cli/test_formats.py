@@ -258,3 +258,21 @@ def test_an_unknown_input_format_is_one_clear_line(tmp_path):
                                       "--output", f"out={tmp_path / 'o.jsonl'}"])
     assert result.exit_code == 2
     assert "unknown input format 'xml'" in result.stderr
+
+
+def test_parquet_and_avro_reference_data_join_the_stream(spark, tmp_path):
+    devices = [{"dev": "a", "owner": "ann"}, {"dev": "b", "owner": "bob"}]
+    pq.write_table(pa.Table.from_pylist(devices), tmp_path / "devices.parquet")
+    write_avro(tmp_path / "sites.avro", [{"dev": "a", "site": "s1"}, {"dev": "b", "site": "s2"}])
+    (tmp_path / "events.csv").write_text("id,dev\n1,a\n2,b\n")
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT e.id, d.owner, s.site INTO out FROM input e "
+                     "JOIN Devices d ON e.dev = d.dev JOIN Sites s ON e.dev = s.dev")
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli, [
+        "run", str(query), "--input", str(tmp_path / "events.csv"),
+        "--reference", f"Devices={tmp_path / 'devices.parquet'}",
+        "--reference", f"Sites={tmp_path / 'sites.avro'}", "--output", f"out={out}"])
+    assert result.exit_code == 0, result.stderr + result.output
+    assert sorted(out.read_text().splitlines()) == [
+        '{"id":"1","owner":"ann","site":"s1"}', '{"id":"2","owner":"bob","site":"s2"}']
