@@ -42,7 +42,8 @@ def decoded_lines(files: DataFrame, fmt: InputFormat) -> DataFrame:
                                             batch.column("modificationTime").to_pylist(),
                                             batch.column("content").to_pylist()):
                 control = f"/{CONTROL_FOLDER}/" in path
-                found = json_records(content) if control else records(path, content, fmt.name, fmt.delimiter)
+                found = json_records(content) if control \
+                    else records(path, content, fmt.name, fmt.delimiter)
                 for line, text, problem in found:
                     out[C.FILE].append(path)
                     out["_asaql_mtime"].append(mtime)
