@@ -1,5 +1,6 @@
 """Reference data: a static table read once when the run starts (JSON lines, CSV with a
-header row, Parquet or Avro), carried into the query as a literal and looked up by the join's equality keys."""
+header row, Parquet or Avro), carried into the query as a literal and looked up by the join's
+equality keys."""
 
 from __future__ import annotations
 
