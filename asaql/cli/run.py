@@ -43,7 +43,8 @@ Example:
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
         follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
-    """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
+    """Run QUERY over file inputs (JSON lines, CSV, Parquet, Avro) with ASA's event-ordering
+    policies.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
