@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
+from asaql.input_formats import FORMATS
 
-INPUT_SUFFIXES = (".jsonl", ".json")
+INPUT_SUFFIXES = tuple(FORMATS)  # JSON lines, CSV, Parquet, Avro (asaql/input_formats.py)
 
 
 def input_files(path: str) -> list[Path]:
-    """The JSON-lines files of an input: the file itself or the folder's files in name order."""
+    """The files of an input: the file itself or the folder's input files in name order."""
     p = Path(path)
     if p.is_file():
         return [p]

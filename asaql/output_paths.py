@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
+from asaql.input_files import INPUT_SUFFIXES
+from asaql.output_formats import output_format
 
 # Kernel and device file systems: nothing a run writes belongs there (a file may look writable
 # to root and still fail, or write to a device).
@@ -24,8 +26,9 @@ class Destination:
 
 def output_destinations(outputs: dict[str, str | None], errors_path: str | None,
                         metrics_path: str | None, checkpoint: str | None) -> list[Destination]:
-    """What a run writes: `.jsonl` outputs are files, any other output path a folder."""
-    found = [Destination(f"output '{alias}'", path, not path.endswith(".jsonl"))
+    """What a run writes: `.jsonl`, `.csv`, `.json` and `.parquet` outputs are files, any other
+    output path a folder."""
+    found = [Destination(f"output '{alias}'", path, output_format(path) is None)
              for alias, path in outputs.items() if path is not None]
     if errors_path:
         found.append(Destination("--errors", errors_path, False))
@@ -52,9 +55,9 @@ def check_destinations(destinations: list[Destination], inputs: dict[str, str]) 
         target = _absolute(destination.path)
         for alias, path in inputs.items():
             source = _absolute(path)
-            # a JSON-lines file written into an input folder would be read back as input
+            # a file written into an input folder would be read back as input
             read_back = source.is_dir() and target.parent == source \
-                and target.suffix in (".jsonl", ".json")
+                and target.suffix in INPUT_SUFFIXES
             if target == source or read_back:
                 raise ConfigurationError(f"{destination.what} ({destination.path}) would be "
                                          f"read as input '{alias}' ({path}): a run must not "

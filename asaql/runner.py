@@ -13,6 +13,7 @@ from typing import TextIO
 from asaql.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
 from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
+from asaql.input_formats import declare_input_formats, parse_input_format
 from asaql.output_paths import check_destinations, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
@@ -31,6 +32,8 @@ class RunOptions:
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
+    # input alias → --input-format (json, csv, csv:DELIMITER, parquet, avro); else the extension
+    input_formats: dict[str, str] = field(default_factory=dict)
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -46,6 +49,10 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     for path in (*options.inputs.values(), *options.references.values()):
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
+    for alias, text in options.input_formats.items():
+        if alias not in options.inputs:
+            raise ConfigurationError(f"--input-format names '{alias}', which is not an input")
+        parse_input_format(text)
     check_destinations(output_destinations(options.outputs, options.errors_path,
                                            options.metrics_path, options.checkpoint),
                        {**options.inputs, **options.references})
@@ -62,6 +69,8 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     from asaql.spark.execute import execute
 
     check_options(compiled, options)
+    declare_input_formats({options.inputs[alias]: parse_input_format(text)
+                           for alias, text in options.input_formats.items()})
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     write_manifest(checkpoint, _manifest(compiled, options))

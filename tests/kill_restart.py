@@ -48,6 +48,7 @@ OUTPUTS = {f"{kind}_{how}": f"{kind}_{how}.jsonl" if how == "file" else f"{kind}
            for kind in KINDS for how in ("file", "folder")}
 STEADY = ("pass_file", "pass_folder", "join_file", "join_folder")  # rows in most micro-batches
 ERRORS = "errors.jsonl"
+FILE_SUFFIXES = (".jsonl", ".csv", ".json", ".parquet")  # file outputs; others are folders
 START = datetime(2021, 1, 1, tzinfo=timezone.utc)
 
 
@@ -84,12 +85,13 @@ def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def run_arguments(query: Path, inputs: dict[str, str], out: Path, checkpoint: Path) -> list[str]:
+def run_arguments(query: Path, inputs: dict[str, str], out: Path, checkpoint: Path,
+                  outputs: dict[str, str] = OUTPUTS) -> list[str]:
     argv = [sys.executable, "-m", "asaql.cli", "run", str(query), "--checkpoint", str(checkpoint),
             "--max-files-per-trigger", "1", "--errors", str(out / ERRORS)]
     for alias, path in inputs.items():
         argv += ["--input", f"{alias}={path}"]
-    for alias, name in OUTPUTS.items():
+    for alias, name in outputs.items():
         argv += ["--output", f"{alias}={out / name}"]
     return argv
 
@@ -110,7 +112,7 @@ def written_so_far(path: Path) -> int:
     """Bytes of an output a reader sees (a `.jsonl` file, a folder's part files; not what
     Spark is still writing): they grow when a micro-batch has written it."""
     total = 0
-    for part in ([path] if path.suffix == ".jsonl" else path.glob("part-*")):
+    for part in ([path] if path.suffix in FILE_SUFFIXES else path.glob("part-*")):
         try:
             total += part.stat().st_size
         except FileNotFoundError:  # not yet written, or replaced meanwhile
@@ -119,7 +121,8 @@ def written_so_far(path: Path) -> int:
 
 
 def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
-                   rng: random.Random, max_delay: float, log_folder: Path) -> KilledRun:
+                   rng: random.Random, max_delay: float, log_folder: Path,
+                   outputs: dict[str, str] = OUTPUTS, steady: tuple = STEADY) -> KilledRun:
     """Starts the run and kills it, up to `kills` times, at a random moment: either up to
     max_delay seconds after it committed one more micro-batch, or within 50 ms of a micro-batch
     writing an output (before Spark commits it: the moment a replay could write rows twice);
@@ -135,7 +138,7 @@ def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
             if done < kills:
                 # after a commit, or as soon as an output that grows with most micro-batches
                 # (chosen at random) has grown
-                watched = out / OUTPUTS[rng.choice(STEADY)] if rng.random() < 0.5 else None
+                watched = out / outputs[rng.choice(steady)] if rng.random() < 0.5 else None
                 size = written_so_far(watched) if watched else 0
                 while process.poll() is None and (
                         written_so_far(watched) == size if watched
@@ -156,12 +159,21 @@ def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
             return KilledRun(done, runs, log.read_text(encoding="utf-8"))
 
 
-def read_outputs(out: Path) -> dict[str, Counter]:
-    """Each output's rows (and the errors file's) as a multiset of JSON lines."""
+def read_outputs(out: Path, outputs: dict[str, str] = OUTPUTS) -> dict[str, Counter]:
+    """Each output's rows (and the errors file's) as a multiset of lines: JSON lines, CSV lines
+    (the header too: once), a Parquet file's or a JSON array's rows as JSON."""
     found = {}
-    for alias, name in {**OUTPUTS, "errors": ERRORS}.items():
+    for alias, name in {**outputs, "errors": ERRORS}.items():
         path = out / name
-        if path.is_dir():
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            rows = pq.read_table(path).to_pylist() if path.exists() else []
+            lines = [json.dumps(row, default=str) for row in rows]
+        elif path.suffix == ".json":
+            rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+            lines = [json.dumps(row) for row in rows]
+        elif path.is_dir():
             lines = [line for part in sorted(path.glob("part-*"))
                      for line in part.read_text(encoding="utf-8").splitlines()]
         else:

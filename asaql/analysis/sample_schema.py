@@ -1,14 +1,14 @@
-"""The fields a sample input gives (JSON lines or CSV), read without Spark: `asaql check
+"""The fields a sample input gives (JSON lines, CSV, Parquet or Avro), read without Spark: `asaql check
 --input ALIAS=PATH` names the columns a query reads that no event of the sample has."""
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_formats import InputFormat, resolve_format, sample_records
 from asaql.input_records import parse_record
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
@@ -27,10 +27,14 @@ def sample_fields(path: str) -> Sample | None:
         files = input_files(path)
     except ConfigurationError:
         return None
+    try:
+        fmt = resolve_format(files, path)
+    except ConfigurationError:  # a folder of mixed formats: `run` says so
+        return None
     sample = Sample()
     seen = 0
     for file in files:
-        for record in _records(file):
+        for record in _records(file, fmt):
             _merge(sample.fields, record)
             for name in record:
                 sample.names.setdefault(str(name).lower(), str(name))
@@ -53,13 +57,13 @@ def has_path(fields: dict[str, dict], path: tuple[str, ...]) -> bool:
     return True
 
 
-def _records(file: Path):
+def _records(file: Path, fmt: InputFormat):
     try:
-        # utf-8-sig: a byte-order mark before the first record (or CSV header) is not part of it
+        if fmt.name != "json":  # CSV, Parquet, Avro: decoded as `run` decodes them
+            yield from sample_records(file, fmt.name, MAX_EVENTS, fmt.delimiter)
+            return
+        # utf-8-sig: a byte-order mark before the first record is not part of it
         with open(file, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            if file.suffix.lower() == ".csv":
-                yield from csv.DictReader(handle)
-                return
             for line in handle:  # a malformed record is skipped, as `run` sets it aside
                 record = parse_record(line)
                 if record is not None:

@@ -109,14 +109,15 @@ def policy_from(late, ooo, early, action, job_config) -> EventOrderingPolicy:
 
 
 
-def input_paths(compiled, inputs) -> dict[str, str]:
-    """--input ALIAS=PATH (or PATH alone for a query with one input) → alias → path."""
+def input_paths(compiled, inputs, option: str = "--input") -> dict[str, str]:
+    """--input ALIAS=PATH (or PATH alone for a query with one input) → alias → path; the same
+    for --input-format ALIAS=FORMAT."""
     from asaql.runner import resolve_aliases
 
-    given = pairs(inputs, "--input", single_ok=True)
+    given = pairs(inputs, option, single_ok=True)
     if "" in given:
         if len(compiled.input_names) != 1:
-            raise click.UsageError("the query reads several inputs: use --input ALIAS=PATH")
+            raise click.UsageError(f"the query reads several inputs: use {option} ALIAS=...")
         given = {compiled.input_names[0]: given.pop(""), **given}
     return resolve_aliases(compiled.input_names, given, "input")
 

@@ -20,9 +20,14 @@ Example:
 @click.command(epilog=EXAMPLE)
 @click.argument("query", type=click.Path(dir_okay=False))
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
-              help="A .jsonl/.json file or folder for an input alias (PATH alone for a single input).")
+              help="A file or folder for an input alias (PATH alone for a single input): "
+                   ".jsonl/.json, .csv, .parquet or .avro.")
+@click.option("--input-format", "input_formats", multiple=True, metavar="ALIAS=FORMAT",
+              help="An input's format whatever its extension: json, csv, csv:DELIMITER (comma, "
+                   "semicolon, tab, pipe, space), parquet, avro (FORMAT alone for one input).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
-              help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
+              help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
+                   "is one file, any other PATH a folder of JSON-lines part files.")
 @policy_options
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
               help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
@@ -36,9 +41,10 @@ Example:
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
+def run(query, inputs, input_formats, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
         follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
-    """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
+    """Run QUERY over file inputs (JSON lines, CSV, Parquet, Avro) with ASA's event-ordering
+    policies.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
@@ -55,6 +61,7 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
     compiled = compile_file(query, policy, tuple(reference_paths))
     given_inputs = input_paths(compiled, inputs)
+    given_formats = input_paths(compiled, input_formats, "--input-format")
     given_outputs = resolve_aliases(compiled.output_names, pairs(outputs, "--output", False), "output")
     missing = [name for name in compiled.output_names if name not in given_outputs]
     if missing and len(compiled.output_names) > 1:
@@ -64,7 +71,8 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
                          errors_path=errors_path,
                          references=resolve_aliases(compiled.reference_names, reference_paths,
                                                     "reference"),
-                         metrics_path=metrics_path, status=_terminal())
+                         metrics_path=metrics_path, status=_terminal(),
+                         input_formats=given_formats)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

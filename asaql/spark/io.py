@@ -16,9 +16,12 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_formats import InputFormat, resolve_format, sample_records
 from asaql.input_records import MAX_DEPTH, parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
+from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
+                                       stream_lines)
 from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
                                  shape_problem, split_lines)
 
@@ -32,7 +35,20 @@ def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
     (asaql/spark/records.py): a malformed line never breaks the schema of the rest."""
     files = input_files(path)
     if not files:
-        raise ConfigurationError(f"input folder {path} has no .jsonl or .json files to read")
+        raise ConfigurationError(f"input folder {path} has no input files to read (.jsonl, "
+                                 ".json, .csv, .parquet, .avro)")
+    fmt = resolve_format(files, path)
+    if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
+        inferred = infer_format_schema(spark, files, fmt)
+    else:
+        inferred = _infer_json(spark, files)
+    fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
+    order = _first_appearance_order(files, fmt)
+    fields.sort(key=lambda f: order.get(f.name, len(order)))
+    return T.StructType(fields)
+
+
+def _infer_json(spark: SparkSession, files: list[Path]) -> T.StructType:
     try:
         inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
     except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
@@ -41,10 +57,7 @@ def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
         whole = spark.read.text([str(f) for f in files], wholetext=True) \
             .select("value", "_metadata")
         inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
-    fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
-    order = _first_appearance_order(files)
-    fields.sort(key=lambda f: order.get(f.name, len(order)))
-    return T.StructType(fields)
+    return inferred
 
 
 def _needs_clean_lines(schema: T.StructType) -> bool:
@@ -91,9 +104,16 @@ def _one_field_per_name(data_type: T.DataType) -> T.DataType:
     return data_type
 
 
-def _first_appearance_order(files: list[Path]) -> dict[str, int]:
+def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, int]:
     order: dict[str, int] = {}
     seen = 0
+    if fmt.name != "json":
+        for file in files:
+            for record in sample_records(file, fmt.name, _SAMPLE_LINES - seen, fmt.delimiter):
+                seen += 1
+                for key in record:
+                    order.setdefault(key, len(order))
+        return order
     for file in files:
         with open(file, encoding="utf-8", errors="replace") as handle:
             for line in handle:
@@ -116,6 +136,10 @@ def read_events(
     input, so its records (the end of the input, clock ticks) come after the data files that
     were there before them: the file source admits files in modification-time order.
     """
+    fmt = _format_of(path)
+    if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
+        lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
+        return _parse_records(lines, schema, json_options or {})
     reader = spark.readStream.format("text").option("wholetext", "true")
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
@@ -126,6 +150,11 @@ def read_events(
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = split_lines(files.select("value", "_metadata"))
     return _parse_records(lines, schema, json_options or {})
+
+
+def _format_of(path: str) -> InputFormat:
+    """The input's format; a path that is not there yet (a stage's folder) is JSON lines."""
+    return resolve_format(input_files(path), path) if Path(path).exists() else InputFormat("json")
 
 
 def _glob_escape(name: str) -> str:
@@ -145,9 +174,11 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -
     partition, partition_error = _partition_id(names, schema)
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     text = F.col("_asaql_text")
-    # coalesce stops at the first reason: the costlier checks run only when the cheaper pass
+    # coalesce stops at the first reason: the costlier checks run only when the cheaper pass;
+    # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
+    problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
     error = F.when(~is_control, F.coalesce(
-        shape_problem(text), parse_problem(text, corrupt, schema, F.col("_asaql_keys")),
+        *problem, shape_problem(text), parse_problem(text, corrupt, schema, F.col("_asaql_keys")),
         arrival_error, partition_error))
     payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
@@ -202,13 +233,16 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     combined partitions wait for every partition of the input, as ASA waits for every partition
     of an event hub; one that has not sent events yet is idle, its clock never past its first
     arrival. A scan of the text, no JSON parsing."""
-    files = [str(f) for f in input_files(path)]
+    paths = input_files(path)
+    files = [str(f) for f in paths]
     if not files:
         return ()
+    fmt = resolve_format(paths, path)
+    texts = spark.read.text(files) if fmt.name == "json" else partition_texts(spark, paths, fmt)
     partition = F.regexp_extract(
         "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
-    found = spark.read.text(files).where(F.trim("value") != "").select(
+    found = texts.where(F.trim("value") != "").select(
         F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),
         F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
     ).groupBy("p").agg(F.min("a").alias("first")).orderBy("p").collect()

@@ -1,5 +1,6 @@
-"""Reference data: a static table read once when the run starts (JSON lines or CSV with a header
-row), carried into the query as a literal and looked up by the join's equality keys."""
+"""Reference data: a static table read once when the run starts (JSON lines, CSV with a
+header row, Parquet or Avro), carried into the query as a literal and looked up by the join's
+equality keys."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
+from asaql.input_formats import resolve_format
 from asaql.runtime import columns as C
 from asaql.spark.failures import reason
+from asaql.spark.format_inputs import PROBLEM, batch_lines
 from asaql.spark.io import file_display_name, infer_payload_schema
 from asaql.spark.lowering.keys import key_text
 from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
@@ -81,17 +84,24 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
 
 
 def _json_table(spark: SparkSession, path: str) -> DataFrame:
+    """JSON lines, or Parquet and Avro decoded into the same lines (format_inputs.py)."""
     schema = infer_payload_schema(spark, path)
-    files = spark.read.text([str(f) for f in input_files(path)], wholetext=True)
-    lines = split_lines(files.select("value", "_metadata"))
+    paths = input_files(path)
+    fmt = resolve_format(paths, path)
+    if fmt.name == "json":
+        files = spark.read.text([str(f) for f in paths], wholetext=True)
+        lines = split_lines(files.select("value", "_metadata"))
+    else:
+        lines = batch_lines(spark, paths, fmt)
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
         object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
     text = F.col("_asaql_text")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    problem = F.coalesce(shape_problem(text), parse_problem(text, corrupt, schema,
-                                                                F.col("_asaql_keys")))
+    decoded = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
+    problem = F.coalesce(*decoded, shape_problem(text), parse_problem(text, corrupt, schema,
+                                                                          F.col("_asaql_keys")))
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:

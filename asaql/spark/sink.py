@@ -15,7 +15,9 @@ from typing import TextIO
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
+from asaql.output_formats import output_format
 from asaql.runtime import columns as C
+from asaql.spark.format_outputs import file_output
 from asaql.spark.io import file_display_name
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
@@ -63,15 +65,21 @@ class LineSink:
         self.fresh = fresh
         self.lock = threading.Lock()
         self.file = None
-        if isinstance(target, str) and target.endswith(".jsonl"):
-            self.file = JournaledFile(target, journal, fresh, committed)
+        if isinstance(target, str) and output_format(target):
+            self.file = file_output(target, journal, fresh, committed)
         elif isinstance(target, str) and fresh:
             clear_part_files(target)
 
     @property
     def collects(self) -> bool:
-        """stdout and `.jsonl` files are written from the driver; folders by Spark."""
-        return not (isinstance(self.target, str) and not self.target.endswith(".jsonl"))
+        """stdout and files (`.jsonl`, `.csv`, `.json`, `.parquet`) are written from the
+        driver; folders by Spark."""
+        return not isinstance(self.target, str) or self.file is not None
+
+    def describe(self, fields) -> None:
+        """The columns of the output's rows (Spark fields), for the formats that need them."""
+        if fields and hasattr(self.file, "describe"):
+            self.file.describe([(f.name, f.dataType.simpleString()) for f in fields])
 
     def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
               statement: int = 0) -> int:
@@ -189,7 +197,7 @@ class ErrorLog:
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
         text = "".join(json.dumps({"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
-                                   "reason": row[C.ERROR], "record": row[C.RAW]},
+                                   "reason": row[C.ERROR], "record": row.get(C.RAW)},
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)
 
@@ -216,6 +224,11 @@ class BatchWriter:
     lock: threading.Lock = field(default_factory=threading.Lock)
     # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
     clock_us: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        for lines, sink in self.outputs:
+            if isinstance(sink, LineSink):
+                sink.describe(lines.fields)
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")

@@ -15,6 +15,18 @@ from asaql.runner import RunOptions, run
 from kill_restart import (ERRORS, OUTPUTS, QUERY, compare, read_outputs, run_arguments,
                           run_with_kills, write_inputs)
 
+# CSV and Parquet outputs (asaql/output_formats.py): a pass-through and windows
+FORMAT_QUERY = """
+SELECT * INTO pass_csv FROM readings
+SELECT * INTO pass_parquet FROM readings
+SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win_csv
+FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
+SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win_parquet
+FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
+"""
+FORMAT_OUTPUTS = {"pass_csv": "pass.csv", "pass_parquet": "pass.parquet",
+                  "win_csv": "win.csv", "win_parquet": "win.parquet"}
+
 
 def test_kill_9_and_restart_gives_the_uninterrupted_output(spark, tmp_path):
     seed = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
@@ -36,6 +48,34 @@ def test_kill_9_and_restart_gives_the_uninterrupted_output(spark, tmp_path):
                             max_delay=1.5, log_folder=tmp_path)
     differences = {alias: counts for alias, counts in
                    compare(expected, read_outputs(out)).items() if counts[1] or counts[2]}
+    assert not differences, (f"seed {seed} (ASAQL_KILL_SEED={seed} replays it), "
+                             f"{killed.kills} kills: (expected, lost, duplicated) per output "
+                             f"{differences}\n{killed.log[-3000:]}")
+    assert killed.kills >= 1, f"seed {seed}: the run finished before any kill\n{killed.log}"
+
+
+def test_kill_9_and_restart_csv_and_parquet_outputs(spark, tmp_path):
+    seed = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
+    rng = random.Random(seed)
+    inputs = {"readings": write_inputs(tmp_path / "in", files=5, events_per_file=40,
+                                       seed=seed)["readings"]}
+    query = tmp_path / "query.sql"
+    query.write_text(FORMAT_QUERY, encoding="utf-8")
+
+    expected_out = tmp_path / "expected"
+    run(compile_query(FORMAT_QUERY), RunOptions(
+        inputs=inputs, outputs={a: str(expected_out / n) for a, n in FORMAT_OUTPUTS.items()},
+        max_files_per_trigger=1, errors_path=str(expected_out / ERRORS)), spark=spark)
+    expected = read_outputs(expected_out, FORMAT_OUTPUTS)
+    assert all(expected.values()), f"an output of the uninterrupted run is empty: {expected}"
+
+    out = tmp_path / "killed"
+    killed = run_with_kills(
+        run_arguments(query, inputs, out, tmp_path / "checkpoint", FORMAT_OUTPUTS),
+        tmp_path / "checkpoint", out, kills=2, rng=rng, max_delay=1.5, log_folder=tmp_path,
+        outputs=FORMAT_OUTPUTS, steady=("pass_csv", "pass_parquet"))
+    differences = {alias: counts for alias, counts in compare(
+        expected, read_outputs(out, FORMAT_OUTPUTS)).items() if counts[1] or counts[2]}
     assert not differences, (f"seed {seed} (ASAQL_KILL_SEED={seed} replays it), "
                              f"{killed.kills} kills: (expected, lost, duplicated) per output "
                              f"{differences}\n{killed.log[-3000:]}")

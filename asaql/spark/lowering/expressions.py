@@ -197,7 +197,24 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
     left, right = lower_expr(node.left, scope), lower_expr(node.right, scope)
     if node.op == "+" and _is_text(left, scope) and _is_text(right, scope):
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
+    if node.op in _COMPARISONS:
+        left, right = _as_numbers_if_mixed(left, right, scope)
     return _BINARY[node.op](left, right)
+
+
+_COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+
+
+def _as_numbers_if_mixed(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
+    """Text compared with a number is read as a float (a CSV input's values are text): Spark
+    would cast the text to the number's type, and '25.6' > 25 would compare 25 with 25. Text
+    that is not a number reads as NULL, so the comparison is not true."""
+    kinds = [scope.type_of(side) for side in (left, right)]
+    numeric = [isinstance(kind, T.NumericType) for kind in kinds]
+    text = [isinstance(kind, T.StringType) for kind in kinds]
+    if (text[0] and numeric[1]) or (numeric[0] and text[1]):
+        return left.cast("double"), right.cast("double")
+    return left, right
 
 
 def _is_text(column: Column, scope: Scope) -> bool:
