@@ -13,13 +13,14 @@ from typing import TextIO
 from asaql.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
 from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
+from asaql.kafka.endpoints import KafkaTopic
 from asaql.output_paths import check_destinations, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 
 @dataclass
 class RunOptions:
-    inputs: dict[str, str]                    # input alias → file or folder
+    inputs: dict[str, str | KafkaTopic]       # input alias → file or folder, or a topic
     outputs: dict[str, str | None]            # output alias → path, None for stdout
     checkpoint: str | None = None
     follow: bool = False
@@ -31,6 +32,7 @@ class RunOptions:
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
+    kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -43,12 +45,13 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    for path in (*options.inputs.values(), *options.references.values()):
+    files = {alias: path for alias, path in {**options.inputs, **options.references}.items()
+             if not isinstance(path, KafkaTopic)}
+    for path in files.values():
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
     check_destinations(output_destinations(options.outputs, options.errors_path,
-                                           options.metrics_path, options.checkpoint),
-                       {**options.inputs, **options.references})
+                                           options.metrics_path, options.checkpoint), files)
     if options.checkpoint:
         verify_checkpoint(options.checkpoint, _manifest(compiled, options))
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
-                               policy_options, reference_names)
+                               policy_options, reference_names, start_position)
 
 EXAMPLE = """
 \b
@@ -20,7 +20,14 @@ Example:
 @click.command(epilog=EXAMPLE)
 @click.argument("query", type=click.Path(dir_okay=False))
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
-              help="A .jsonl/.json file or folder for an input alias (PATH alone for a single input).")
+              help="A .jsonl/.json file or folder for an input alias (PATH alone for a single "
+                   "input), or kafka://HOST:PORT/TOPIC, or an Event Hubs connection string.")
+@click.option("--kafka-config", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="librdkafka settings (name=value lines) for Kafka inputs: SASL, TLS, tuning.")
+@click.option("--start", "start", default="earliest", show_default=True,
+              metavar="earliest|now|TIME",
+              help="Where a new run starts reading a topic (a --checkpoint resumes where it "
+                   "stopped).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
 @policy_options
@@ -36,7 +43,7 @@ Example:
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
+def run(query, inputs, kafka_config, start, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
         follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
     """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
 
@@ -54,7 +61,7 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
     if missing_path:
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
     compiled = compile_file(query, policy, tuple(reference_paths))
-    given_inputs = input_paths(compiled, inputs)
+    given_inputs = input_paths(compiled, inputs, kafka_config)
     given_outputs = resolve_aliases(compiled.output_names, pairs(outputs, "--output", False), "output")
     missing = [name for name in compiled.output_names if name not in given_outputs]
     if missing and len(compiled.output_names) > 1:
@@ -64,7 +71,8 @@ def run(query, inputs, outputs, late, ooo, early, action, job_config, metrics_pa
                          errors_path=errors_path,
                          references=resolve_aliases(compiled.reference_names, reference_paths,
                                                     "reference"),
-                         metrics_path=metrics_path, status=_terminal())
+                         metrics_path=metrics_path, status=_terminal(),
+                         kafka_start=start_position(start))
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
