@@ -20,6 +20,7 @@ from asaql.input_files import input_files
 from asaql.input_records import MAX_DEPTH, parse_record
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
+from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.kafka_input import (KAFKA_METADATA, PROCESSED_FIELD, KafkaRead, kafka_lines,
                                      kafka_partitions, sample_records, with_metadata)
 from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
@@ -219,6 +220,15 @@ def _partition_id(names: set[str], schema: T.StructType):
                    F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
                             F.lit(f"' {NOT_PARTITION}")))
     return value, error
+
+
+def record_address(file: str, line: int) -> dict:
+    """Where a record was read, for the errors file: file and line, or topic, partition and
+    offset."""
+    if file.startswith(KAFKA_FILE_PREFIX):
+        topic, _, partition = file[len(KAFKA_FILE_PREFIX):].rpartition(":")
+        return {"topic": topic, "partition": int(partition), "offset": line}
+    return {"file": file_display_name(file), "line": line}
 
 
 def file_display_name(uri: str) -> str:

@@ -16,7 +16,7 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
-from asaql.spark.io import file_display_name
+from asaql.spark.io import record_address
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
 from asaql.spark.sources import STAGE_WATERMARK
@@ -188,7 +188,7 @@ class ErrorLog:
         self.file = JournaledFile(path, journal, fresh, committed, create=False)
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
-        text = "".join(json.dumps({"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
+        text = "".join(json.dumps({**record_address(row[C.FILE], row[C.LINE]),
                                    "reason": row[C.ERROR], "record": row[C.RAW]},
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)
