@@ -21,7 +21,7 @@ from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 @dataclass
 class RunOptions:
     inputs: dict[str, str | KafkaTopic]       # input alias → file or folder, or a topic
-    outputs: dict[str, str | None]            # output alias → path, None for stdout
+    outputs: dict[str, str | KafkaTopic | None]  # output alias → path or topic; None: stdout
     checkpoint: str | None = None
     follow: bool = False
     max_files_per_trigger: int | None = None
@@ -33,6 +33,7 @@ class RunOptions:
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
     kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
+    output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -50,7 +51,14 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     for path in files.values():
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
-    check_destinations(output_destinations(options.outputs, options.errors_path,
+    for topic in (*options.inputs.values(), *options.outputs.values()):
+        if isinstance(topic, KafkaTopic):
+            from asaql.kafka.client import partitions
+
+            partitions(topic)  # the broker answers and the topic exists, before Spark starts
+    written = {alias: path for alias, path in options.outputs.items()
+               if not isinstance(path, KafkaTopic)}
+    check_destinations(output_destinations(written, options.errors_path,
                                            options.metrics_path, options.checkpoint), files)
     if options.checkpoint:
         verify_checkpoint(options.checkpoint, _manifest(compiled, options))

@@ -102,3 +102,27 @@ def _ms(text: str) -> int:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+
+
+def consume_all(address: str, topic: str, seconds: float = 20.0) -> list:
+    """Every record of the topic (read_committed), as confluent-kafka messages."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    client = Consumer({"bootstrap.servers": address, "group.id": "tests",
+                       "enable.auto.commit": False, "enable.partition.eof": True,
+                       "fetch.wait.max.ms": 10, "isolation.level": "read_committed"})
+    try:
+        numbers = sorted(client.list_topics(topic, timeout=10).topics[topic].partitions)
+        client.assign([TopicPartition(topic, n, 0) for n in numbers])
+        found, ended, deadline = [], set(), time.monotonic() + seconds
+        while len(ended) < len(numbers) and time.monotonic() < deadline:
+            message = client.poll(0.2)
+            if message is None:
+                continue
+            if message.error() is not None:
+                ended.add(message.partition())
+                continue
+            found.append(message)
+        return found
+    finally:
+        client.close()

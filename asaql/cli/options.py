@@ -127,6 +127,22 @@ def input_paths(compiled, inputs, kafka_config: str | None = None) -> dict:
     return resolve_aliases(compiled.input_names, given, "input")
 
 
+def output_targets(outputs, kafka_config: str | None = None) -> dict:
+    """--output ALIAS=PATH → alias → path, or the topic of a kafka:// address or an Event Hubs
+    connection string."""
+    from asaql.kafka.endpoints import is_kafka_location, kafka_topic
+
+    given = pairs(outputs, "--output", False)
+    return {alias.strip(): kafka_topic(value, kafka_config) if is_kafka_location(value)
+            else value for alias, value in given.items()}
+
+
+def is_topic(target) -> bool:
+    from asaql.kafka.endpoints import KafkaTopic
+
+    return isinstance(target, KafkaTopic)
+
+
 def start_position(value: str):
     """--start: earliest, now, or an ISO 8601 time (UTC unless it says) → ms since the epoch."""
     from datetime import datetime, timezone

@@ -8,7 +8,8 @@ import sys
 import click
 
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
-                               policy_options, reference_names, start_position)
+                               is_topic, output_targets, policy_options, reference_names,
+                               start_position)
 
 EXAMPLE = """
 \b
@@ -29,7 +30,11 @@ Example:
               help="Where a new run starts reading a topic (a --checkpoint resumes where it "
                    "stopped).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
-              help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder.")
+              help="Where an INTO alias goes: PATH.jsonl is one file, any other PATH a folder, "
+                   "kafka://HOST:PORT/TOPIC (or an Event Hubs connection string) a topic.")
+@click.option("--partition-key", "partition_keys", multiple=True, metavar="ALIAS=COLUMN",
+              help="A topic output's message key: the row's value of COLUMN (ASA's partition "
+                   "key column).")
 @policy_options
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
               help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
@@ -43,7 +48,7 @@ Example:
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, kafka_config, start, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
+def run(query, inputs, kafka_config, start, outputs, partition_keys, late, ooo, early, action, job_config, metrics_path, checkpoint,
         follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
     """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
 
@@ -62,7 +67,13 @@ def run(query, inputs, kafka_config, start, outputs, late, ooo, early, action, j
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
     compiled = compile_file(query, policy, tuple(reference_paths))
     given_inputs = input_paths(compiled, inputs, kafka_config)
-    given_outputs = resolve_aliases(compiled.output_names, pairs(outputs, "--output", False), "output")
+    given_outputs = resolve_aliases(compiled.output_names,
+                                    output_targets(outputs, kafka_config), "output")
+    keys = resolve_aliases(compiled.output_names, pairs(partition_keys, "--partition-key", False),
+                           "output")
+    not_topics = [a for a in keys if not is_topic(given_outputs.get(a))]
+    if not_topics:
+        raise click.UsageError(f"--partition-key {not_topics[0]}: that output is not a topic")
     missing = [name for name in compiled.output_names if name not in given_outputs]
     if missing and len(compiled.output_names) > 1:
         raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
@@ -72,7 +83,7 @@ def run(query, inputs, kafka_config, start, outputs, late, ooo, early, action, j
                          references=resolve_aliases(compiled.reference_names, reference_paths,
                                                     "reference"),
                          metrics_path=metrics_path, status=_terminal(),
-                         kafka_start=start_position(start))
+                         kafka_start=start_position(start), output_keys=keys)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

@@ -20,6 +20,7 @@ from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.io import discover_partitions, infer_payload_schema
 from asaql.spark.kafka_input import KafkaRead
+from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
@@ -38,8 +39,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     committed = last_committed_batch(checkpoint)
     # The appends to files are journaled in the checkpoint (exactly once across a kill).
     journals = os.path.join(checkpoint, "journals")
-    sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh,
-                            os.path.join(journals, f"output-{_safe(name)}.jsonl"), committed)
+    sinks = {name: _sink(options, name, checkpoint, fresh, committed)
              for name in compiled.output_names}
     # Stages: folders of the checkpoint, written by one query and read by another.
     stages = {name: os.path.join(checkpoint, "stages", _safe(name[1:]))
@@ -93,6 +93,16 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         if metrics is not None:
             metrics.close()
     return counts
+
+
+def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
+    """A topic, a `.jsonl` file, a folder, or stdout; the appends to files are journaled in the
+    checkpoint (exactly once across a kill)."""
+    target = options.outputs.get(name) or options.stdout
+    if isinstance(target, KafkaTopic):
+        return KafkaSink(target, options.output_keys.get(name), checkpoint, fresh)
+    journal = os.path.join(checkpoint, "journals", f"output-{_safe(name)}.jsonl")
+    return LineSink(target, fresh, journal, committed)
 
 
 def run_inputs(options) -> dict:

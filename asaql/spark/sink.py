@@ -91,7 +91,7 @@ class LineSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
-        lines = [row[JSON_COLUMN] for row in sorted(rows, key=_order)]
+        lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
         text = "".join(line + "\n" for line in lines)
         with self.lock:
             if self.file is not None:
@@ -153,7 +153,7 @@ class StageSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         with self.lock:
-            self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=_order))
+            self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=row_order))
         return 0  # a stage is not an output of the query
 
     def finish(self, batch_id: int, watermark: int | None) -> None:
@@ -173,7 +173,7 @@ class StageSink:
             temporary.rename(target)
 
 
-def _order(row) -> tuple:
+def row_order(row) -> tuple:
     """System.Timestamp, key, arrival, file, line, the partner combination (joins, APPLY),
     then the line itself; NULLs first."""
     return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, _POSITION, JSON_COLUMN))
