@@ -34,6 +34,7 @@ class RunOptions:
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
     kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
+    max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

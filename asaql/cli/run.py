@@ -43,14 +43,17 @@ Example:
 @click.option("--master", help="Spark master URL (default local[2]).")
 @click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
               help="Replay a folder N files per micro-batch.")
+@click.option("--max-events-per-trigger", type=click.IntRange(min=1), metavar="N",
+              help="Read a topic at most N records per micro-batch.")
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, kafka_config, start, outputs, partition_keys, late, ooo, early, action, job_config, metrics_path, checkpoint,
-        follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
-    """Run QUERY over JSON-lines inputs with ASA's event-ordering policies.
+def run(query, inputs, kafka_config, start, outputs, partition_keys, late, ooo, early, action,
+        job_config, metrics_path, checkpoint, follow, master, max_files_per_trigger,
+        max_events_per_trigger, errors_path, references, verbose) -> None:
+    """Run QUERY over JSON-lines files or Kafka topics with ASA's event-ordering policies.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
@@ -83,7 +86,8 @@ def run(query, inputs, kafka_config, start, outputs, partition_keys, late, ooo, 
                          references=resolve_aliases(compiled.reference_names, reference_paths,
                                                     "reference"),
                          metrics_path=metrics_path, status=_terminal(),
-                         kafka_start=start_position(start), output_keys=keys)
+                         kafka_start=start_position(start), output_keys=keys,
+                         max_events_per_trigger=max_events_per_trigger)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

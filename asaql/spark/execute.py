@@ -107,7 +107,8 @@ def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
 
 def run_inputs(options) -> dict:
     """Input alias → a file or folder, or how a topic is read (KafkaRead)."""
-    return {alias: KafkaRead(where, options.kafka_start, options.follow)
+    return {alias: KafkaRead(where, options.kafka_start, options.follow,
+                             options.max_events_per_trigger)
             if isinstance(where, KafkaTopic) else where
             for alias, where in options.inputs.items()}
 

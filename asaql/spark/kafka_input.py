@@ -32,6 +32,7 @@ class KafkaRead:
     topic: KafkaTopic
     start: str | int = "earliest"
     follow: bool = False
+    max_per_trigger: int | None = None
 
     def __str__(self) -> str:
         return str(self.topic)
@@ -40,7 +41,8 @@ class KafkaRead:
 def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame:
     spark.dataSource.register(KafkaSource)
     return spark.readStream.format(NAME) \
-        .options(**reader_options(read.topic, control, read.start, read.follow)).load()
+        .options(**reader_options(read.topic, control, read.start, read.follow,
+                                  read.max_per_trigger)).load()
 
 
 def with_metadata(payload: T.StructType) -> T.StructType:

@@ -18,8 +18,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows,
+                                              SupportsTriggerAvailableNow)
 
+from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.control import CONTROL_PREFIX
 
@@ -34,11 +36,13 @@ def kafka_file(topic: str, partition: int) -> str:
     return f"{KAFKA_FILE_PREFIX}{topic}:{partition}"
 
 
-def reader_options(topic: KafkaTopic, control: str, start, follow: bool) -> dict[str, str]:
+def reader_options(topic: KafkaTopic, control: str, start, follow: bool,
+                   max_per_trigger: int | None = None) -> dict[str, str]:
     """The one option the source takes (JSON; Spark shows no source option in its plans)."""
     return {"input": json.dumps({"bootstrap": topic.bootstrap, "topic": topic.topic,
                                  "settings": list(topic.settings), "control": control,
-                                 "start": start, "follow": follow})}
+                                 "start": start, "follow": follow,
+                                 "max_per_trigger": max_per_trigger})}
 
 
 class KafkaSource(DataSource):
@@ -65,6 +69,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.control = options["control"]
         self.start = options["start"]
         self.follow = options["follow"]
+        self.max_per_trigger = options.get("max_per_trigger")
         self.numbers: list[int] | None = None
         self.target: dict[int, int] | None = None  # a finite run's end, fixed at its start
 
@@ -94,12 +99,26 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def prepareForTriggerAvailableNow(self) -> None:
         self._ends()  # "every partition up to the end offsets found at start"
 
+    def getDefaultReadLimit(self):
+        return ReadMaxRows(self.max_per_trigger) if self.max_per_trigger else ReadAllAvailable()
+
     def latestOffset(self, start: dict, limit) -> dict:
         ends = self._ends()
         begun = start.get(self.topic.topic, {})
+        for n, offset in begun.items():
+            if int(n) in ends and offset > ends[int(n)]:
+                raise ConfigurationError(
+                    f"the checkpoint has read partition {n} of '{self.topic.topic}' up to offset "
+                    f"{offset}, but the topic now ends at {ends[int(n)]}: it was deleted or "
+                    "emptied; use a new --checkpoint")
         # a partition added to the topic since: read from its beginning
-        data = {str(n): max(ends[n], begun.get(str(n), 0)) for n in ends}
-        return {self.topic.topic: data, CONTROL_KEY: len(_control_files(self.control))}
+        data = {str(n): ends[n] for n in ends}
+        if isinstance(limit, ReadMaxRows):
+            data = _limited({n: begun.get(n, 0) for n in data}, data, limit.max_rows)
+        # asaql's control records (the end of the input, clock ticks) once the data is read
+        caught_up = data == {str(n): ends[n] for n in ends}
+        control = len(_control_files(self.control)) if caught_up else start.get(CONTROL_KEY, 0)
+        return {self.topic.topic: data, CONTROL_KEY: control}
 
     def partitions(self, start: dict, end: dict) -> list[_Range]:
         begun, until = start.get(self.topic.topic, {}), end[self.topic.topic]
@@ -125,6 +144,17 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             text = "" if value is None else value.decode("utf-8", errors="replace")
             yield (file, datetime.fromtimestamp(stamp / 1000, timezone.utc), message.offset(),
                    text.removeprefix("\ufeff"), part.partition)
+
+
+def _limited(begun: dict[str, int], ends: dict[str, int], budget: int) -> dict[str, int]:
+    """At most `budget` more records, shared among the partitions in proportion to what each
+    has waiting (at least one each, while it has some), as Spark's Kafka source does."""
+    waiting = {n: ends[n] - begun[n] for n in ends}
+    total = sum(waiting.values())
+    if total <= budget:
+        return dict(ends)
+    return {n: begun[n] + min(waiting[n], max(1 if waiting[n] else 0,
+                                              waiting[n] * budget // total)) for n in ends}
 
 
 def _control_files(folder: str) -> list[Path]:
