@@ -41,7 +41,8 @@ def describe_run(query_text: str, policy, inputs: dict[str, str],
         "query": query_fingerprint(query_text),
         "policy": policy.describe(),
         "inputs": sorted(inputs),
-        "outputs": {alias: (None if path is None else os.path.abspath(path))
+        "outputs": {alias: (None if path is None else os.path.abspath(path)
+                            if isinstance(path, str) else str(path))
                     for alias, path in sorted(outputs.items())},
     }
 

@@ -14,14 +14,15 @@ from asaql.checkpoint_manifest import describe_run, verify_checkpoint, write_man
 from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
 from asaql.input_formats import declare_input_formats, parse_input_format
+from asaql.kafka.endpoints import KafkaTopic
 from asaql.output_paths import check_destinations, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 
 @dataclass
 class RunOptions:
-    inputs: dict[str, str]                    # input alias → file or folder
-    outputs: dict[str, str | None]            # output alias → path, None for stdout
+    inputs: dict[str, str | KafkaTopic]       # input alias → file or folder, or a topic
+    outputs: dict[str, str | KafkaTopic | None]  # output alias → path or topic; None: stdout
     checkpoint: str | None = None
     follow: bool = False
     max_files_per_trigger: int | None = None
@@ -34,6 +35,9 @@ class RunOptions:
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
     # input alias → --input-format (json, csv, csv:DELIMITER, parquet, avro); else the extension
     input_formats: dict[str, str] = field(default_factory=dict)
+    kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
+    output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
+    max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -46,16 +50,27 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    for path in (*options.inputs.values(), *options.references.values()):
+    files = {alias: path for alias, path in {**options.inputs, **options.references}.items()
+             if not isinstance(path, KafkaTopic)}
+    for path in files.values():
         if not Path(path).exists():
             raise ConfigurationError(f"input not found: {path}")
     for alias, text in options.input_formats.items():
         if alias not in options.inputs:
             raise ConfigurationError(f"--input-format names '{alias}', which is not an input")
+        if isinstance(options.inputs[alias], KafkaTopic):
+            raise ConfigurationError(f"--input-format is for files: a topic's messages ('{alias}') "
+                                     "are read as JSON")
         parse_input_format(text)
-    check_destinations(output_destinations(options.outputs, options.errors_path,
-                                           options.metrics_path, options.checkpoint),
-                       {**options.inputs, **options.references})
+    for topic in (*options.inputs.values(), *options.outputs.values()):
+        if isinstance(topic, KafkaTopic):
+            from asaql.kafka.client import partitions
+
+            partitions(topic)  # the broker answers and the topic exists, before Spark starts
+    written = {alias: path for alias, path in options.outputs.items()
+               if not isinstance(path, KafkaTopic)}
+    check_destinations(output_destinations(written, options.errors_path,
+                                           options.metrics_path, options.checkpoint), files)
     if options.checkpoint:
         verify_checkpoint(options.checkpoint, _manifest(compiled, options))
 

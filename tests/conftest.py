@@ -22,3 +22,12 @@ def spark():
     session = spark_session()
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker(tmp_path_factory):
+    """A real Kafka-protocol broker on loopback for the session (tests/kafka_broker.py)."""
+    from kafka_broker import running_broker
+
+    with running_broker(tmp_path_factory.mktemp("broker") / "broker.log") as broker:
+        yield broker

@@ -109,17 +109,56 @@ def policy_from(late, ooo, early, action, job_config) -> EventOrderingPolicy:
 
 
 
-def input_paths(compiled, inputs, option: str = "--input") -> dict[str, str]:
-    """--input ALIAS=PATH (or PATH alone for a query with one input) → alias → path; the same
-    for --input-format ALIAS=FORMAT."""
+def input_paths(compiled, inputs, kafka_config: str | None = None,
+                option: str = "--input") -> dict:
+    """--input ALIAS=PATH (or PATH alone for a query with one input) → alias → path, or the
+    topic of a kafka://HOST:PORT/TOPIC or an Event Hubs connection string; the same for
+    --input-format ALIAS=FORMAT."""
+    from asaql.kafka.endpoints import is_kafka_location, kafka_topic
     from asaql.runner import resolve_aliases
 
-    given = pairs(inputs, option, single_ok=True)
+    # a connection string alone has '=' in it: it is not ALIAS=PATH
+    inputs = tuple("=" + v if v.lower().startswith("endpoint=") else v for v in inputs)
+    given = {alias.strip(): value for alias, value in pairs(inputs, option, True).items()}
     if "" in given:
         if len(compiled.input_names) != 1:
             raise click.UsageError(f"the query reads several inputs: use {option} ALIAS=...")
         given = {compiled.input_names[0]: given.pop(""), **given}
+    given = {alias: kafka_topic(value, kafka_config) if is_kafka_location(value) else value
+             for alias, value in given.items()}
     return resolve_aliases(compiled.input_names, given, "input")
+
+
+def output_targets(outputs, kafka_config: str | None = None) -> dict:
+    """--output ALIAS=PATH → alias → path, or the topic of a kafka:// address or an Event Hubs
+    connection string."""
+    from asaql.kafka.endpoints import is_kafka_location, kafka_topic
+
+    given = pairs(outputs, "--output", False)
+    return {alias.strip(): kafka_topic(value, kafka_config) if is_kafka_location(value)
+            else value for alias, value in given.items()}
+
+
+def is_topic(target) -> bool:
+    from asaql.kafka.endpoints import KafkaTopic
+
+    return isinstance(target, KafkaTopic)
+
+
+def start_position(value: str):
+    """--start: earliest, now, or an ISO 8601 time (UTC unless it says) → ms since the epoch."""
+    from datetime import datetime, timezone
+
+    if value.lower() in ("earliest", "now"):
+        return value.lower()
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.UsageError(f"--start takes earliest, now or a time such as "
+                               f"2026-11-24T10:00:00Z, got '{value}'") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
 
 
 def indent(text: str) -> str:

@@ -8,7 +8,8 @@ import sys
 import click
 
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
-                               policy_options, reference_names)
+                               is_topic, output_targets, policy_options, reference_names,
+                               start_position)
 
 EXAMPLE = """
 \b
@@ -21,13 +22,25 @@ Example:
 @click.argument("query", type=click.Path(dir_okay=False))
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
               help="A file or folder for an input alias (PATH alone for a single input): "
-                   ".jsonl/.json, .csv, .parquet or .avro.")
+                   ".jsonl/.json, .csv, .parquet or .avro; or kafka://HOST:PORT/TOPIC, or an "
+                   "Event Hubs connection string.")
 @click.option("--input-format", "input_formats", multiple=True, metavar="ALIAS=FORMAT",
               help="An input's format whatever its extension: json, csv, csv:DELIMITER (comma, "
                    "semicolon, tab, pipe, space), parquet, avro (FORMAT alone for one input).")
+@click.option("--kafka-config", type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="librdkafka settings (name=value lines) for Kafka inputs and outputs: SASL, "
+                   "TLS, tuning.")
+@click.option("--start", "start", default="earliest", show_default=True,
+              metavar="earliest|now|TIME",
+              help="Where a new run starts reading a topic (a --checkpoint resumes where it "
+                   "stopped).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
-                   "is one file, any other PATH a folder of JSON-lines part files.")
+                   "is one file, any other PATH a folder of JSON-lines part files, "
+                   "kafka://HOST:PORT/TOPIC (or an Event Hubs connection string) a topic.")
+@click.option("--partition-key", "partition_keys", multiple=True, metavar="ALIAS=COLUMN",
+              help="A topic output's message key: the row's value of COLUMN (ASA's partition "
+                   "key column).")
 @policy_options
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False),
               help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
@@ -36,15 +49,19 @@ Example:
 @click.option("--master", help="Spark master URL (default local[2]).")
 @click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
               help="Replay a folder N files per micro-batch.")
+@click.option("--max-events-per-trigger", type=click.IntRange(min=1), metavar="N",
+              help="Read a topic at most N records per micro-batch.")
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, input_formats, outputs, late, ooo, early, action, job_config, metrics_path, checkpoint,
-        follow, master, max_files_per_trigger, errors_path, references, verbose) -> None:
-    """Run QUERY over file inputs (JSON lines, CSV, Parquet, Avro) with ASA's event-ordering
-    policies.
+def run(query, inputs, input_formats, kafka_config, start, outputs, partition_keys, late, ooo,
+        early, action, job_config, metrics_path, checkpoint, follow, master,
+        max_files_per_trigger, max_events_per_trigger, errors_path, references,
+        verbose) -> None:
+    """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
+    event-ordering policies.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
@@ -60,9 +77,15 @@ def run(query, inputs, input_formats, outputs, late, ooo, early, action, job_con
     if missing_path:
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
     compiled = compile_file(query, policy, tuple(reference_paths))
-    given_inputs = input_paths(compiled, inputs)
-    given_formats = input_paths(compiled, input_formats, "--input-format")
-    given_outputs = resolve_aliases(compiled.output_names, pairs(outputs, "--output", False), "output")
+    given_inputs = input_paths(compiled, inputs, kafka_config)
+    given_formats = input_paths(compiled, input_formats, option="--input-format")
+    given_outputs = resolve_aliases(compiled.output_names,
+                                    output_targets(outputs, kafka_config), "output")
+    keys = resolve_aliases(compiled.output_names, pairs(partition_keys, "--partition-key", False),
+                           "output")
+    not_topics = [a for a in keys if not is_topic(given_outputs.get(a))]
+    if not_topics:
+        raise click.UsageError(f"--partition-key {not_topics[0]}: that output is not a topic")
     missing = [name for name in compiled.output_names if name not in given_outputs]
     if missing and len(compiled.output_names) > 1:
         raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
@@ -72,7 +95,9 @@ def run(query, inputs, input_formats, outputs, late, ooo, early, action, job_con
                          references=resolve_aliases(compiled.reference_names, reference_paths,
                                                     "reference"),
                          metrics_path=metrics_path, status=_terminal(),
-                         input_formats=given_formats)
+                         input_formats=given_formats,
+                         kafka_start=start_position(start), output_keys=keys,
+                         max_events_per_trigger=max_events_per_trigger)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

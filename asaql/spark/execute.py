@@ -17,7 +17,10 @@ from pyspark.sql import types as T
 from asaql.core.stages import is_stage
 from asaql.input_files import input_files
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
+from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.io import discover_partitions, infer_payload_schema
+from asaql.spark.kafka_input import KafkaRead
+from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
@@ -36,20 +39,20 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     committed = last_committed_batch(checkpoint)
     # The appends to files are journaled in the checkpoint (exactly once across a kill).
     journals = os.path.join(checkpoint, "journals")
-    sinks = {name: LineSink(options.outputs.get(name) or options.stdout, fresh,
-                            os.path.join(journals, f"output-{_safe(name)}.jsonl"), committed)
+    sinks = {name: _sink(options, name, checkpoint, fresh, committed)
              for name in compiled.output_names}
     # Stages: folders of the checkpoint, written by one query and read by another.
     stages = {name: os.path.join(checkpoint, "stages", _safe(name[1:]))
               for name in compiled.plan.stage_names}
     sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
-    paths = {**options.inputs, **stages}
+    inputs = run_inputs(options)
+    paths = {**inputs, **stages}
     errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
                       committed)
     counts = RunCounts()
     metrics = RunMetrics(options.metrics_path, options.status) \
         if options.metrics_path or options.status is not None else None
-    schemas = {alias: infer_payload_schema(spark, path) for alias, path in options.inputs.items()
+    schemas = {alias: infer_payload_schema(spark, path) for alias, path in inputs.items()
                if alias in compiled.input_names}
     tickers: list = []
     stop = threading.Event()
@@ -90,6 +93,24 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         if metrics is not None:
             metrics.close()
     return counts
+
+
+def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
+    """A topic, a `.jsonl` file, a folder, or stdout; the appends to files are journaled in the
+    checkpoint (exactly once across a kill)."""
+    target = options.outputs.get(name) or options.stdout
+    if isinstance(target, KafkaTopic):
+        return KafkaSink(target, options.output_keys.get(name), checkpoint, fresh)
+    journal = os.path.join(checkpoint, "journals", f"output-{_safe(name)}.jsonl")
+    return LineSink(target, fresh, journal, committed)
+
+
+def run_inputs(options) -> dict:
+    """Input alias → a file or folder, or how a topic is read (KafkaRead)."""
+    return {alias: KafkaRead(where, options.kafka_start, options.follow,
+                             options.max_events_per_trigger)
+            if isinstance(where, KafkaTopic) else where
+            for alias, where in options.inputs.items()}
 
 
 def _safe(name: str) -> str:
@@ -159,7 +180,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         # each input read by the query has its own control folder (its end, its clock)
         control = control_folder(folder if number == 0 else os.path.join(folder, "right"))
         if not options.follow:
-            write_end_of_input(control, input_files(path))
+            write_end_of_input(control, [] if isinstance(path, KafkaRead) else input_files(path))
         paths.append(path)
         controls.append(control)
     if isinstance(group, JoinGroup):
@@ -197,14 +218,15 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
                   for name in compiled.plan.stage_names}
         for folder in stages.values():
             os.makedirs(folder, exist_ok=True)
+        inputs = run_inputs(options)
         schemas = {alias: infer_payload_schema(spark, path)
-                   for alias, path in options.inputs.items() if alias in compiled.input_names}
+                   for alias, path in inputs.items() if alias in compiled.input_names}
         references = {alias.lower(): load_reference(spark, alias, path)
                       for alias, path in options.references.items()}
         groups = list(enumerate(group_by_source(compiled.plan)))
         for wave in _waves(groups):
             for index, group in wave:
-                lowered, _ = _lower(spark, index, group, options, {**options.inputs, **stages},
+                lowered, _ = _lower(spark, index, group, options, {**inputs, **stages},
                                     checkpoint, schemas, 1, references,
                                     tuple(True for _ in _inputs_of(group)))
                 text = io.StringIO()

@@ -72,6 +72,13 @@ def describe(error: BaseException) -> SparkFailure:
             "the checkpoint cannot be used", "restore the checkpoint folder, or run with a new "
             "--checkpoint folder (the query then starts again from the beginning of the input)",
             detail)
+    kafka = re.findall(r"^asaql\.(?:errors\.ConfigurationError|kafka\.client\.KafkaReadError): "
+                       r"(.+)$", text, re.M)
+    if kafka:  # asaql's Kafka source said why, from inside Spark
+        return SparkFailure(
+            "reading a Kafka input failed", "check that the broker is running and reachable "
+            "from here; then run again with the same --checkpoint: the run resumes where it "
+            "stopped, nothing is lost or written twice", kafka[-1].strip()[:400])
     if name == "PythonException" or "Python worker" in text:
         return SparkFailure(
             "a Python worker of Spark failed", "check that the Python Spark runs its workers "
@@ -154,7 +161,7 @@ def launch_reason(log_path: str, start: int) -> str | None:
 def reason(text: str) -> str:
     """The innermost reason in Spark's message: a Python exception's last line when there is
     one, else the first line of the outermost error, without the query's plan dump."""
-    python = re.findall(r"^(\w+(?:Error|Exception): .+)$", text, re.M)
+    python = re.findall(r"^((?:\w+\.)*\w+(?:Error|Exception): .+)$", text, re.M)
     if python:
         return python[-1].strip()
     causes = re.findall(r"^Caused by: [\w.$]+: (.+)$", text, re.M)  # a Java chain: the root

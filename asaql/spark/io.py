@@ -7,6 +7,7 @@ line number: the tiebreak of arrival order, and the address of a malformed recor
 from __future__ import annotations
 
 import os
+import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -22,6 +23,10 @@ from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
                                        stream_lines)
+from asaql.spark.kafka_input import (KAFKA_METADATA, PROCESSED_FIELD, KafkaRead, kafka_lines,
+                                     kafka_partitions, with_metadata)
+from asaql.spark.kafka_input import sample_records as topic_sample
+from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
                                  shape_problem, split_lines)
 
@@ -32,7 +37,10 @@ _SAMPLE_LINES = 1000
 def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
-    (asaql/spark/records.py): a malformed line never breaks the schema of the rest."""
+    (asaql/spark/records.py): a malformed line never breaks the schema of the rest. A topic:
+    the same over a sample of its records, then its metadata (kafka_input.py)."""
+    if isinstance(path, KafkaRead):
+        return with_metadata(_infer_from_texts(spark, topic_sample(path), str(path)))
     files = input_files(path)
     if not files:
         raise ConfigurationError(f"input folder {path} has no input files to read (.jsonl, "
@@ -58,6 +66,15 @@ def _infer_json(spark: SparkSession, files: list[Path]) -> T.StructType:
             .select("value", "_metadata")
         inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
     return inferred
+
+
+def _infer_from_texts(spark: SparkSession, texts: list[str], name: str) -> T.StructType:
+    if not texts:
+        raise ConfigurationError(f"{name} has no records to learn the input's fields from")
+    with tempfile.TemporaryDirectory(prefix="asaql-sample-") as folder:
+        sample = Path(folder) / "sample.jsonl"
+        sample.write_text("".join(t.replace("\n", " ") + "\n" for t in texts), encoding="utf-8")
+        return infer_payload_schema(spark, str(sample))
 
 
 def _needs_clean_lines(schema: T.StructType) -> bool:
@@ -126,7 +143,7 @@ def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, in
 
 
 def read_events(
-    spark: SparkSession, path: str, schema: T.StructType, control: str,
+    spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
@@ -134,8 +151,12 @@ def read_events(
 
     `control` is asaql's control folder (control.py): it is read by the same file source as the
     input, so its records (the end of the input, clock ticks) come after the data files that
-    were there before them: the file source admits files in modification-time order.
+    were there before them: the file source admits files in modification-time order. A Kafka
+    topic (`path` a KafkaRead) is read by asaql's Kafka source, its control records included.
     """
+    if isinstance(path, KafkaRead):
+        return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
+                              metadata=True)
     fmt = _format_of(path)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
@@ -161,26 +182,41 @@ def _glob_escape(name: str) -> str:
     return "".join(f"\\{c}" if c in "*?[]{}\\," else c for c in name)
 
 
-def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict) -> DataFrame:
+def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
+                   metadata: bool = False) -> DataFrame:
+    """`metadata`: the lines are a topic's records, whose arrival time and partition are the
+    record's own (KAFKA_METADATA), never the payload's fields of the same name."""
     is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
-    with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
+    parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
+    with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     parsed = lines.select(
         "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
         object_keys(F.col("_asaql_text")).alias("_asaql_keys"))  # once: each use would parse
-    names = set(schema.fieldNames())
+    names = {f.name for f in parsed_fields}
     arrival, arrival_error = _arrival_time(names)
     partition, partition_error = _partition_id(names, schema)
+    known = {}
+    if metadata:
+        no_error = F.lit(None).cast("string")
+        arrival, arrival_error = F.col("_asaql_mtime"), no_error
+        partition, partition_error = F.col("_asaql_partition"), no_error
+        # EventProcessedUtcTime: the micro-batch's time, kept in Spark's offset log (a replay
+        # gives the same)
+        known = {C.ARRIVAL_FIELD: arrival, C.PARTITION_FIELD: partition,
+                 PROCESSED_FIELD: F.current_timestamp()}
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     text = F.col("_asaql_text")
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass;
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
     error = F.when(~is_control, F.coalesce(
-        *problem, shape_problem(text), parse_problem(text, corrupt, schema, F.col("_asaql_keys")),
+        *problem, shape_problem(text),
+        parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys")),
         arrival_error, partition_error))
-    payload = [F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
+    payload = [known[f.name].alias(f.name) if f.name in known
+               else F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
     return parsed.select(
         *payload,
@@ -218,6 +254,15 @@ def _partition_id(names: set[str], schema: T.StructType):
     return value, error
 
 
+def record_address(file: str, line: int) -> dict:
+    """Where a record was read, for the errors file: file and line, or topic, partition and
+    offset."""
+    if file.startswith(KAFKA_FILE_PREFIX):
+        topic, _, partition = file[len(KAFKA_FILE_PREFIX):].rpartition(":")
+        return {"topic": topic, "partition": int(partition), "offset": line}
+    return {"file": file_display_name(file), "line": line}
+
+
 def file_display_name(uri: str) -> str:
     """file:/a/b.jsonl → a path relative to the current folder when it is below it."""
     path = uri[len("file:"):] if uri.startswith("file:") else uri
@@ -232,7 +277,9 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     text, each with its first arrival time (µs; None when its records carry none). Windows over
     combined partitions wait for every partition of the input, as ASA waits for every partition
     of an event hub; one that has not sent events yet is idle, its clock never past its first
-    arrival. A scan of the text, no JSON parsing."""
+    arrival. A scan of the text, no JSON parsing. A topic: its partitions."""
+    if isinstance(path, KafkaRead):
+        return kafka_partitions(path)
     paths = input_files(path)
     files = [str(f) for f in paths]
     if not files:

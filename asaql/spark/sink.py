@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from asaql.output_formats import output_format
 from asaql.runtime import columns as C
 from asaql.spark.format_outputs import file_output
-from asaql.spark.io import file_display_name
+from asaql.spark.io import record_address
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
 from asaql.spark.sources import STAGE_WATERMARK
@@ -99,7 +99,7 @@ class LineSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
-        lines = [row[JSON_COLUMN] for row in sorted(rows, key=_order)]
+        lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
         text = "".join(line + "\n" for line in lines)
         with self.lock:
             if self.file is not None:
@@ -161,7 +161,7 @@ class StageSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         with self.lock:
-            self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=_order))
+            self.pending.extend(row[JSON_COLUMN] for row in sorted(rows, key=row_order))
         return 0  # a stage is not an output of the query
 
     def finish(self, batch_id: int, watermark: int | None) -> None:
@@ -181,7 +181,7 @@ class StageSink:
             temporary.rename(target)
 
 
-def _order(row) -> tuple:
+def row_order(row) -> tuple:
     """System.Timestamp, key, arrival, file, line, the partner combination (joins, APPLY),
     then the line itself; NULLs first."""
     return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, _POSITION, JSON_COLUMN))
@@ -196,7 +196,7 @@ class ErrorLog:
         self.file = JournaledFile(path, journal, fresh, committed, create=False)
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
-        text = "".join(json.dumps({"file": file_display_name(row[C.FILE]), "line": row[C.LINE],
+        text = "".join(json.dumps({**record_address(row[C.FILE], row[C.LINE]),
                                    "reason": row[C.ERROR], "record": row.get(C.RAW)},
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)

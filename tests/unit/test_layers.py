@@ -26,6 +26,9 @@ FORBIDDEN = {
     "asaql.plan": ("asaql.spark", "asaql.runtime", *APP),
     "asaql.runtime": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark",
                       "asaql.input_files", *APP),
+    # the Kafka client knows brokers and topics, nothing of queries or Spark
+    "asaql.kafka": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.runtime",
+                    "asaql.spark", *APP),
     "asaql.spark": ("asaql.syntax", "asaql.analysis", "asaql.plan.planner",
                     "asaql.plan.translate", *APP),
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
@@ -48,7 +51,7 @@ NEVER_REACHES = {
 }
 # Third-party engines and the one package allowed to import each.
 OWNERS = {"pyspark": "asaql.spark", "py4j": "asaql.spark", "lark": "asaql.syntax",
-          "click": "asaql.cli"}
+          "click": "asaql.cli", "confluent_kafka": "asaql.kafka"}
 
 
 def _module_name(path: Path) -> str:

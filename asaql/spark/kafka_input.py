@@ -1,0 +1,87 @@
+"""A Kafka topic as one of a run's inputs: the stream of its records (kafka_source.py), a sample
+of them for the schema, and its partitions for the combined watermark.
+
+The record's metadata is ASA's Event Hub metadata: EventEnqueuedUtcTime is the record's
+timestamp (Event Hubs stamps the broker's arrival time), PartitionId its partition and
+EventProcessedUtcTime the micro-batch's time; `SELECT *` shows them after the payload's fields,
+as ASA does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from asaql.kafka.endpoints import KafkaTopic
+from asaql.runtime import columns as C
+from asaql.spark.kafka_source import NAME, KafkaSource, reader_options
+
+PROCESSED_FIELD = "EventProcessedUtcTime"
+KAFKA_METADATA = {PROCESSED_FIELD: T.TimestampType(), C.PARTITION_FIELD: T.LongType(),
+                  C.ARRIVAL_FIELD: T.TimestampType()}
+SAMPLE_RECORDS = 1000
+
+
+@dataclass(frozen=True)
+class KafkaRead:
+    """How a run reads a topic: where a new run starts ("earliest", "now", or ms since the
+    epoch) and whether it follows the topic past the end offsets found at start."""
+
+    topic: KafkaTopic
+    start: str | int = "earliest"
+    follow: bool = False
+    max_per_trigger: int | None = None
+
+    def __str__(self) -> str:
+        return str(self.topic)
+
+
+def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame:
+    spark.dataSource.register(KafkaSource)
+    return spark.readStream.format(NAME) \
+        .options(**reader_options(read.topic, control, read.start, read.follow,
+                                  read.max_per_trigger)).load()
+
+
+def with_metadata(payload: T.StructType) -> T.StructType:
+    """The payload's fields, then the metadata (a payload field of the same name takes the
+    metadata's value and type)."""
+    fields = [T.StructField(f.name, KAFKA_METADATA[f.name]) if f.name in KAFKA_METADATA else f
+              for f in payload.fields]
+    names = {f.name for f in fields}
+    return T.StructType(fields + [T.StructField(name, kind) for name, kind in KAFKA_METADATA.items()
+                                  if name not in names])
+
+
+def sample_records(read: KafkaRead) -> list[str]:
+    """Up to SAMPLE_RECORDS texts from the oldest records kept, spread over the partitions."""
+    from asaql.kafka.client import end_offsets, partitions, read_range, start_offsets
+
+    numbers = partitions(read.topic)
+    ends = end_offsets(read.topic, numbers)
+    starts = start_offsets(read.topic, numbers, "earliest", ends)
+    each = max(1, SAMPLE_RECORDS // len(numbers))
+    texts = []
+    for n in numbers:
+        stop = min(ends[n], starts[n] + each)
+        for message in read_range(read.topic, n, starts[n], stop):
+            if message.value() is not None:
+                texts.append(message.value().decode("utf-8", errors="replace"))
+    return texts
+
+
+def kafka_partitions(read: KafkaRead) -> tuple[tuple[str, int | None], ...]:
+    """Each partition (as the policy key text) with the arrival time of its oldest record kept
+    (µs), None for an empty one: discover_partitions() for a topic."""
+    from asaql.kafka.client import end_offsets, partitions, read_range, start_offsets
+
+    numbers = partitions(read.topic)
+    ends = end_offsets(read.topic, numbers)
+    starts = start_offsets(read.topic, numbers, "earliest", ends)
+    found = []
+    for n in numbers:
+        first = next(iter(read_range(read.topic, n, starts[n], min(ends[n], starts[n] + 1))), None)
+        found.append((str(n), None if first is None else first.timestamp()[1] * 1000))
+    return tuple(found)
