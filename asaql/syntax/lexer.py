@@ -1,0 +1,111 @@
+"""Query text → tokens for the fast parser (asaql/syntax/descent.py), as lark's lexer reads them.
+
+One compiled master regex with the terminals of grammar/asaql.lark in lark's order (comments,
+then OVER_CALL, STRING and FLOAT, then names, numbers and signs); a word is a keyword when it
+is one in any case, as lark's "unless" check makes it. Tokens are kept in parallel lists (kind,
+text, 1-based line and column of the start and of the end) rather than objects: the parser only
+needs the kind of most of them, and positions only where a node begins or ends.
+
+A character no terminal matches ends the tokens with an "ERROR" token there: the parser stops
+at it (lark, which lexes as it parses, reports whatever it meets first).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+KEYWORDS = frozenset({
+    "SELECT", "DISTINCT", "TOP", "AS", "INTO", "FROM", "WHERE", "GROUP", "BY", "HAVING", "UNION",
+    "ALL", "WITH", "TIMESTAMP", "OVER", "PARTITION", "JOIN", "INNER", "LEFT", "OUTER", "CROSS",
+    "APPLY", "ON", "OR", "AND", "NOT", "IS", "NULL", "LIKE", "IN", "BETWEEN", "CAST", "TRY_CAST",
+    "CASE", "WHEN", "THEN", "ELSE", "END", "WITHIN", "ORDER", "ASC", "DESC", "LIMIT",
+})
+_KEYWORD_OF = {word.lower(): word for word in KEYWORDS}
+
+_SIGNS = {
+    "=": "EQ", "<>": "NE", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "+": "PLUS",
+    "-": "MINUS", "*": "STAR", "/": "SLASH", "%": "PERCENT", "&": "AMP", "|": "PIPE",
+    "^": "CARET", "~": "TILDE", "(": "LPAR", ")": "RPAR", ",": "COMMA", ".": "DOT",
+    ";": "SEMICOLON",
+}
+
+_COMMENT = r"--[^\n]*|/\*[\s\S]*?\*/"
+# Group numbers are the token kinds below; the patterns are the grammar's, verbatim.
+_MASTER = re.compile("|".join(f"({pattern})" for pattern in (
+    rf"\s+|{_COMMENT}",  # 1: skipped
+    rf"(?i:over)(?=(?:\s|{_COMMENT})*\()",  # 2: OVER_CALL (OVER directly before a parenthesis)
+    r"(?i:N?'(?:[^']|'')*')",  # 3: STRING
+    r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+",  # 4: FLOAT
+    r"[A-Za-z_][A-Za-z0-9_]*",  # 5: IDENT or a keyword
+    r"\[(?:[^\]]|\]\])*\]",  # 6: BRACKET_IDENT
+    r"\d+",  # 7: INT
+    r"<=|<>|!=|>=|[=<>+\-*/%&|^~(),.;]",  # 8: a sign
+)))
+_SKIP, _OVER_CALL, _STRING, _FLOAT, _WORD, _BRACKET, _INT, _SIGN = range(1, 9)
+_KIND_OF_GROUP = {_OVER_CALL: "OVER_CALL", _STRING: "STRING", _FLOAT: "FLOAT",
+                  _BRACKET: "BRACKET_IDENT", _INT: "INT"}
+
+
+class Tokens:
+    """The tokens of text[start:end], then an "$END" token (or "ERROR" at a bad character)."""
+
+    __slots__ = ("kinds", "texts", "offsets", "lines", "columns", "end_lines", "end_columns")
+
+    def __init__(self, text: str, line_starts: list[int], start: int, end: int):
+        kinds, texts, offsets = [], [], []
+        lines, columns, end_lines, end_columns = [], [], [], []
+        line = bisect_right(line_starts, start)
+        line_start, next_line = _line_bounds(line_starts, line)
+        scan = _MASTER.scanner(text, start, end).match
+        keyword_of, signs = _KEYWORD_OF, _SIGNS
+        at = start
+        while True:
+            match = scan()
+            if match is None:
+                break
+            group = match.lastindex
+            at = match.end()
+            if group == _SKIP:
+                continue
+            word = match.group()
+            first = match.start()
+            if group == _WORD:
+                kinds.append(keyword_of.get(word.lower(), "IDENT"))
+            elif group == _SIGN:
+                kinds.append(signs[word])
+            else:
+                kinds.append(_KIND_OF_GROUP[group])
+            texts.append(word)
+            offsets.append(first)
+            if first >= next_line:
+                line = bisect_right(line_starts, first)
+                line_start, next_line = _line_bounds(line_starts, line)
+            lines.append(line)
+            columns.append(first - line_start + 1)
+            if at > next_line:  # a string or [name] that spans lines
+                line = bisect_right(line_starts, at - 1)
+                line_start, next_line = _line_bounds(line_starts, line)
+            end_lines.append(line)
+            end_columns.append(at - line_start + 1)
+        # the position after the last token, or of the character no terminal matches
+        kind = "ERROR" if at < end else "$END"
+        line = bisect_right(line_starts, at)
+        column = at - line_starts[line - 1] + 1
+        kinds.append(kind)
+        texts.append("")
+        offsets.append(at)
+        lines.append(line)
+        columns.append(column)
+        end_lines.append(line)
+        end_columns.append(column)
+        self.kinds, self.texts, self.offsets = kinds, texts, offsets
+        self.lines, self.columns = lines, columns
+        self.end_lines, self.end_columns = end_lines, end_columns
+
+
+def _line_bounds(line_starts: list[int], line: int) -> tuple[int, int]:
+    """(offset where 1-based `line` starts, offset where the next one starts or a huge number)."""
+    following = line_starts[line] if line < len(line_starts) else 1 << 62
+    return line_starts[line - 1], following
+
