@@ -58,7 +58,10 @@ class Tokens:
         line = bisect_right(line_starts, start)
         line_start, next_line = _line_bounds(line_starts, line)
         scan = _MASTER.scanner(text, start, end).match
-        keyword_of, signs = _KEYWORD_OF, _SIGNS
+        keyword_of, signs, kind_of_group = _KEYWORD_OF, _SIGNS, _KIND_OF_GROUP
+        add_kind, add_text, add_offset = kinds.append, texts.append, offsets.append
+        add_line, add_column = lines.append, columns.append
+        add_end_line, add_end_column = end_lines.append, end_columns.append
         at = start
         while True:
             match = scan()
@@ -71,23 +74,23 @@ class Tokens:
             word = match.group()
             first = match.start()
             if group == _WORD:
-                kinds.append(keyword_of.get(word.lower(), "IDENT"))
+                add_kind(keyword_of.get(word.lower(), "IDENT"))
             elif group == _SIGN:
-                kinds.append(signs[word])
+                add_kind(signs[word])
             else:
-                kinds.append(_KIND_OF_GROUP[group])
-            texts.append(word)
-            offsets.append(first)
+                add_kind(kind_of_group[group])
+            add_text(word)
+            add_offset(first)
             if first >= next_line:
                 line = bisect_right(line_starts, first)
                 line_start, next_line = _line_bounds(line_starts, line)
-            lines.append(line)
-            columns.append(first - line_start + 1)
+            add_line(line)
+            add_column(first - line_start + 1)
             if at > next_line:  # a string or [name] that spans lines
                 line = bisect_right(line_starts, at - 1)
                 line_start, next_line = _line_bounds(line_starts, line)
-            end_lines.append(line)
-            end_columns.append(at - line_start + 1)
+            add_end_line(line)
+            add_end_column(at - line_start + 1)
         # the position after the last token, or of the character no terminal matches
         kind = "ERROR" if at < end else "$END"
         line = bisect_right(line_starts, at)
