@@ -81,7 +81,7 @@ def compare(text: str, rule: str = "query") -> Comparison:
     text = normalize_newlines(text)
     lines = LineIndex(text)
     try:
-        parse_tokens(Tokens(text, lines.starts, 0, len(text)), rule)
+        parse_tokens(Tokens(text, lines.starts, 0, len(text)), rule)[0]
         fast = "ok"
     except Declined as declined:
         fast = f"declined: {declined.reason}"

@@ -50,10 +50,11 @@ class Declined(Exception):
 
 
 def parse_tokens(tokens: Tokens, rule: str = "query"):
-    """The AST of the tokens as a `query` (ast.Query) or `with_steps` (tuple of WithStep)."""
+    """(the AST of the tokens as a `query` (ast.Query) or `with_steps` (tuple of WithStep), the
+    number of tokens of its longest SELECT … FROM … (a UNION's parts counted apart))."""
     parser = _Parser(tokens)
     try:
-        return parser.parse(rule)
+        return parser.parse(rule), parser.longest
     except RecursionError:  # MAX_NESTING keeps this away unless the caller is deep already
         raise Declined(parser.i, None, "nesting") from None
 
@@ -68,6 +69,7 @@ class _Parser:
         self.nesting = 0
         self.unit: int | None = 0
         self.error: AsaqlError | None = None
+        self.longest = 0
 
     # ------------------------------------------------------------ helpers
     def parse(self, rule: str):
@@ -196,6 +198,7 @@ class _Parser:
         if kinds[self.i] == "HAVING":
             self.i += 1
             having = self.expr()[0]
+        self.longest = max(self.longest, self.i - first)
         return first, dict(items=tuple(items), into=into, source=source, joins=joins, where=where,
                            group_by=group_by, having=having, distinct=distinct, top=top)
 

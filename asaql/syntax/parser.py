@@ -15,7 +15,7 @@ from asaql.syntax.build import AstBuilder
 from asaql.syntax.descent import Declined, parse_tokens
 from asaql.syntax.grammar import parser
 from asaql.syntax.lexer import Tokens
-from asaql.syntax.limits import check_depth
+from asaql.syntax.limits import MAX_EXPRESSION_DEPTH, check_depth
 from asaql.syntax.positions import LineIndex
 
 # Terminals that can start an expression; when most of them are expected, say "an expression".
@@ -52,12 +52,20 @@ def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
     """Parse text[start:end] of `lines.text` as a `query` or `with_steps`; positions and
     messages are those of the whole text."""
     try:
-        node = _parse(lines, start, end, rule)
+        node, shallow = _parse(lines, start, end, rule)
     except RecursionError:  # both steps are iterative; this is a last guard, not a known path
         raise QuerySyntaxError("syntax error: the query is nested too deeply",
                                Span.point(*lines.position(start))) from None
-    check_depth(node)  # the later stages recurse: refuse what they could not walk
+    if not shallow:
+        check_depth(node)  # the later stages recurse: refuse what they could not walk
     return node
+
+
+# Depth counts from each statement (limits.py), and on any path down from it at most two nodes
+# in a row own no token of their own (a SelectItem, OrderItem or InputSource, then a ColumnRef
+# of one name): a statement of n tokens cannot nest deeper than 3n levels, so check_depth's
+# walk of the whole AST is skipped when every statement is this short (most of them are).
+_SHALLOW_STATEMENT = MAX_EXPRESSION_DEPTH // 3
 
 
 def _parse(lines: LineIndex, start: int, end: int, rule: str):
@@ -66,11 +74,12 @@ def _parse(lines: LineIndex, start: int, end: int, rule: str):
     its message is the one a parse of the whole slice gives, and checking stays linear)."""
     tokens = Tokens(lines.text, lines.starts, start, end)
     try:
-        return parse_tokens(tokens, rule)
+        node, longest = parse_tokens(tokens, rule)
+        return node, longest <= _SHALLOW_STATEMENT
     except Declined as declined:
         unit = declined.unit
         resume = start if not unit or unit == declined.index else tokens.offsets[unit]
-    return parse_with_lark(lines, start, end, rule, resume)
+    return parse_with_lark(lines, start, end, rule, resume), False
 
 
 def parse_with_lark(lines: LineIndex, start: int, end: int, rule: str, resume: int | None = None):
