@@ -20,8 +20,8 @@ This module reads the statements; expression_parser.py the expressions and names
 
 from __future__ import annotations
 
-from asaql.syntax import ast, build
-from asaql.syntax.expression_parser import NAME_KINDS, MAX_NESTING, Declined, ExpressionParser
+from asaql.syntax import ast, build, lexer
+from asaql.syntax.expression_parser import MAX_NESTING, NAME_KINDS, Declined, ExpressionParser
 from asaql.syntax.lexer import Tokens
 
 __all__ = ["MAX_NESTING", "Declined", "parse_tokens"]
@@ -64,7 +64,7 @@ class _Parser(ExpressionParser):
         while True:
             if statements or steps:
                 self.unit = self.i
-            statements.append(self.select_stmt())
+            statements.append(self.read_unit(self.select_stmt))
             if self.kinds[self.i] == "SEMICOLON":
                 self.i += 1
             if self.kinds[self.i] != "SELECT":
@@ -79,16 +79,39 @@ class _Parser(ExpressionParser):
         while True:
             if units:
                 self.unit = self.i
-            first = self.i
-            name = self.name()
-            self.expect("AS")
-            self.expect("LPAR")
-            query = self.select_stmt()
-            self.expect("RPAR")
-            steps.append(ast.WithStep(name=name, query=query, span=self.span(first, self.i - 1)))
+            steps.append(self.read_unit(self.with_step))
             if self.kinds[self.i] != "COMMA":
                 return tuple(steps)
             self.i += 1
+
+    def with_step(self) -> ast.WithStep:
+        first = self.i
+        name = self.name()
+        self.expect("AS")
+        self.expect("LPAR")
+        query = self.select_stmt()
+        self.expect("RPAR")
+        return ast.WithStep(name=name, query=query, span=self.span(first, self.i - 1))
+
+    def read_unit(self, parse):
+        """parse() a statement or WITH step, with the tokens after it read. A unit that runs
+        into the end of what is read (or looks at it: the parser looks two tokens ahead) is
+        read again from its start, with four times as many tokens."""
+        first, error, window = self.i, self.error, lexer.READ_AHEAD
+        tokens, kinds = self.tokens, self.kinds
+        while True:
+            tokens.read_to(first + window)
+            try:
+                result = parse()
+                if tokens.complete or self.i + 3 < len(kinds):
+                    tokens.read_to(self.i + lexer.READ_AHEAD)  # what follows it
+                    return result
+            except Declined as declined:
+                if declined.reason != "syntax" or tokens.complete or \
+                        declined.index + 3 < len(kinds):
+                    raise
+            self.i, self.error, self.nesting = first, error, 0
+            window *= 4
 
     def select_stmt(self) -> ast.SelectStatement:
         """select_core [UNION [ALL] select_stmt], read as a loop: a statement of the chain spans

@@ -40,6 +40,7 @@ class ExpressionParser:
     """Token helpers, names and expressions; the statements are in descent.py."""
 
     def __init__(self, tokens: Tokens):
+        self.tokens = tokens
         self.kinds = tokens.kinds
         self.texts = tokens.texts
         self.lines, self.columns = tokens.lines, tokens.columns

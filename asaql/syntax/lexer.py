@@ -47,23 +47,52 @@ _KIND_OF_GROUP = {_OVER_CALL: "OVER_CALL", _STRING: "STRING", _FLOAT: "FLOAT",
                   _BRACKET: "BRACKET_IDENT", _INT: "INT"}
 
 
-class Tokens:
-    """The tokens of text[start:end], then an "$END" token (or "ERROR" at a bad character)."""
+# Tokens read at a time ahead of a statement: most statements are far shorter.
+READ_AHEAD = 4096
 
-    __slots__ = ("kinds", "texts", "offsets", "lines", "columns", "end_lines", "end_columns")
+
+class Tokens:
+    """The tokens of text[start:end], read on demand so that a parse that stops early (a syntax
+    error) costs what it read, not the whole text: the lists end with a "MORE" token while text
+    is left (`read_to` reads on), then with "$END" (or "ERROR" at a character no terminal
+    matches)."""
+
+    __slots__ = ("kinds", "texts", "offsets", "lines", "columns", "end_lines", "end_columns",
+                 "_text", "_line_starts", "_end", "_scan", "_at", "_line")
 
     def __init__(self, text: str, line_starts: list[int], start: int, end: int):
-        kinds, texts, offsets = [], [], []
-        lines, columns, end_lines, end_columns = [], [], [], []
+        self.kinds, self.texts, self.offsets = ["MORE"], [""], [start]
         line = bisect_right(line_starts, start)
+        column = start - line_starts[line - 1] + 1
+        self.lines, self.columns, self.end_lines, self.end_columns = \
+            [line], [column], [line], [column]
+        self._text, self._line_starts, self._end = text, line_starts, end
+        self._scan = _MASTER.scanner(text, start, end).match
+        self._at, self._line = start, line
+        self.read_to(READ_AHEAD)
+
+    @property
+    def complete(self) -> bool:
+        return self.kinds[-1] != "MORE"
+
+    def read_to(self, count: int) -> None:
+        """Read until there are `count` tokens before the last one, or to the end."""
+        kinds, texts, offsets = self.kinds, self.texts, self.offsets
+        lines, columns, end_lines, end_columns = \
+            self.lines, self.columns, self.end_lines, self.end_columns
+        if kinds[-1] != "MORE" or len(kinds) > count:
+            return
+        for column in (kinds, texts, offsets, lines, columns, end_lines, end_columns):
+            column.pop()  # the MORE token
+        line_starts, line = self._line_starts, self._line
         line_start, next_line = _line_bounds(line_starts, line)
-        scan = _MASTER.scanner(text, start, end).match
+        scan, at = self._scan, self._at
         keyword_of, signs, kind_of_group = _KEYWORD_OF, _SIGNS, _KIND_OF_GROUP
         add_kind, add_text, add_offset = kinds.append, texts.append, offsets.append
         add_line, add_column = lines.append, columns.append
         add_end_line, add_end_column = end_lines.append, end_columns.append
-        at = start
-        while True:
+        left = count - len(kinds)
+        while left > 0:
             match = scan()
             if match is None:
                 break
@@ -71,6 +100,7 @@ class Tokens:
             at = match.end()
             if group == _SKIP:
                 continue
+            left -= 1
             word = match.group()
             first = match.start()
             if group == _WORD:
@@ -91,20 +121,19 @@ class Tokens:
                 line_start, next_line = _line_bounds(line_starts, line)
             add_end_line(line)
             add_end_column(at - line_start + 1)
-        # the position after the last token, or of the character no terminal matches
-        kind = "ERROR" if at < end else "$END"
+        self._at, self._line = at, line
+        # MORE when stopped by the count; else the position after the last token, or of the
+        # character no terminal matches
+        kind = "MORE" if left <= 0 and at < self._end else "ERROR" if at < self._end else "$END"
         line = bisect_right(line_starts, at)
         column = at - line_starts[line - 1] + 1
-        kinds.append(kind)
-        texts.append("")
-        offsets.append(at)
-        lines.append(line)
-        columns.append(column)
-        end_lines.append(line)
-        end_columns.append(column)
-        self.kinds, self.texts, self.offsets = kinds, texts, offsets
-        self.lines, self.columns = lines, columns
-        self.end_lines, self.end_columns = end_lines, end_columns
+        add_kind(kind)
+        add_text("")
+        add_offset(at)
+        add_line(line)
+        add_column(column)
+        add_end_line(line)
+        add_end_column(column)
 
 
 def _line_bounds(line_starts: list[int], line: int) -> tuple[int, int]:

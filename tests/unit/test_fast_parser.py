@@ -18,8 +18,10 @@ import fuzz_queries
 from parser_differential import compare
 
 from asaql.errors import QuerySyntaxError
-from asaql.syntax import grammar, parse
-from asaql.syntax.descent import MAX_NESTING
+from asaql.syntax import grammar, lexer, parse
+from asaql.syntax.descent import MAX_NESTING, Declined, parse_tokens
+from asaql.syntax.lexer import Tokens
+from asaql.syntax.positions import LineIndex
 from asaql.syntax.recovery import parse_all
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,6 +55,32 @@ def test_real_world_corpus():
     for path in files:
         read += assert_same(path.read_text(encoding="utf-8-sig")) == "ok"
     assert read > len(files) // 2  # the corpus is mostly valid ASA: the fast path is the norm
+
+
+@pytest.mark.parametrize("read_ahead", [1, 5])
+def test_text_read_a_few_tokens_at_a_time(monkeypatch, read_ahead):
+    """Tokens are read on demand; a statement longer than what is read is read again. With a
+    window of a token or five, every statement of the goldens and samples runs into it."""
+    monkeypatch.setattr(lexer, "READ_AHEAD", read_ahead)
+    for text in fuzz_queries.seed_queries():
+        assert_same(text)
+        assert_same(text.replace("SELECT", "SELECT (", 1))  # an error
+    for text in STATEMENTS[:40]:
+        assert_same(text)
+
+
+def test_an_error_costs_the_text_read_up_to_it():
+    """`check` parses again after each error: the fast parser must not read the rest."""
+    body = "SELECT a, b + 1 AS c FROM i WHERE d\n"
+    text = body * 10 + "SELECT a FROM\n" + body * 20_000
+    lines = LineIndex(text)
+    tokens = Tokens(text, lines.starts, 0, len(text))
+    with pytest.raises(Declined):
+        parse_tokens(tokens)
+    assert len(tokens.kinds) < 3 * lexer.READ_AHEAD
+    long_statement = "SELECT a FROM i WHERE a IN (" + ", ".join(["1"] * 2_500) + ")"
+    assert assert_same(long_statement + "\n" + body * 3) == "ok"
+    assert assert_same(body * 3 + long_statement + " x" + body) == "declined: syntax"
 
 
 def test_fuzz_queries():
