@@ -83,19 +83,11 @@ class AstBuilder(Transformer_NonRecursive):
 
     def qualified_star(self, meta, children):
         parts, _star = children
-        if len(parts) > 1:
-            raise QuerySyntaxError("syntax error: expected `alias.*` with a single name before '.*'",
-                                   span_of(meta))
-        star = ast.Star(qualifier=parts[0], span=span_of(meta))
-        return ast.SelectItem(expr=star, span=span_of(meta))
+        return qualified_star(parts, span_of(meta))
 
     def expr_item(self, meta, children):
         expr, alias = children
-        # ASA's `column_alias = expression`: a bare name compared, with no alias, is the alias.
-        if alias is None and isinstance(expr, ast.BinaryOp) and expr.op == "=" and \
-                isinstance(expr.left, ast.ColumnRef) and len(expr.left.parts) == 1:
-            return ast.SelectItem(expr=expr.right, alias=expr.left.parts[0], span=span_of(meta))
-        return ast.SelectItem(expr=expr, alias=alias, span=span_of(meta))
+        return select_item(expr, alias, span_of(meta))
 
     def alias(self, meta, children):
         return children[0]
@@ -118,16 +110,7 @@ class AstBuilder(Transformer_NonRecursive):
     # ------------------------------------------------------------ sources, joins, applies
     def source(self, meta, children):
         name, alias, *options = children
-        timestamp_by = partition_by = None
-        for option in options:
-            if isinstance(option, ast.TimestampBy):
-                _refuse_repeat(timestamp_by, option, "TIMESTAMP BY")
-                timestamp_by = option
-            else:
-                _refuse_repeat(partition_by, option, "PARTITION BY")
-                partition_by = option
-        return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
-                               partition_by=partition_by, span=span_of(meta))
+        return input_source(name, alias, options, span_of(meta))
 
     def timestamp_by(self, meta, children):
         expr, _over, columns = children
@@ -183,26 +166,13 @@ class AstBuilder(Transformer_NonRecursive):
 
     # ------------------------------------------------------------ primaries
     def int_lit(self, meta, children):
-        digits = str(children[0]).lstrip("0") or "0"
-        # compare lengths first: int() refuses strings of more than 4,300 digits
-        if len(digits) > len(str(_INT64_MAX)) or int(digits) > _INT64_MAX:
-            raise QuerySyntaxError(
-                f"syntax error: integer literal out of range for bigint (at most {_INT64_MAX})",
-                token_span(children[0]),
-                "a larger number is written as a float, e.g. 1e19")
-        return ast.Literal(value=int(digits), kind="bigint", span=token_span(children[0]))
+        return int_literal(str(children[0]), token_span(children[0]))
 
     def float_lit(self, meta, children):
-        value = float(children[0])
-        if math.isinf(value):
-            raise QuerySyntaxError("syntax error: number out of range for float (a 64-bit double, "
-                                   "at most about 1.8e308)", token_span(children[0]))
-        return ast.Literal(value=value, kind="float", span=token_span(children[0]))
+        return float_literal(str(children[0]), token_span(children[0]))
 
     def string_lit(self, meta, children):
-        text = str(children[0])
-        body = text[text.index("'") + 1:-1].replace("''", "'")
-        return ast.Literal(value=body, kind="nvarchar(max)", span=token_span(children[0]))
+        return string_literal(str(children[0]), token_span(children[0]))
 
     def null_lit(self, meta, children):
         return ast.Literal(value=None, kind="null", span=span_of(meta))
@@ -220,19 +190,10 @@ class AstBuilder(Transformer_NonRecursive):
         token = children[0]
         if token.type == "IDENT":
             return ast.Identifier(name=str(token), span=token_span(token))
-        text = str(token)[1:-1].replace("]]", "]")
-        if not text:
-            raise QuerySyntaxError("syntax error: empty name '[]'", token_span(token))
-        return ast.Identifier(name=text, bracketed=True, span=token_span(token))
+        return bracketed_name(str(token), token_span(token))
 
     def system_timestamp(self, meta, children):
-        parts = children[0]
-        if len(parts) != 1 or parts[0].key != "system" or parts[0].bracketed:
-            # Only System.Timestamp exists; TIMESTAMP is reserved elsewhere.
-            raise QuerySyntaxError("syntax error: unexpected 'Timestamp' (did you mean "
-                                   "System.Timestamp()? a field named Timestamp is written [Timestamp])",
-                                   span_of(meta))
-        return ast.SystemTimestamp(span=span_of(meta))
+        return system_timestamp(children[0], span_of(meta))
 
     def cast(self, meta, children):
         keyword, operand, type_name = children
@@ -241,8 +202,7 @@ class AstBuilder(Transformer_NonRecursive):
 
     def type_name(self, meta, children):
         base, size = children
-        # `nvarchar (max)` and `NVARCHAR(MAX)` both become `nvarchar(max)`.
-        return str(base).lower() + (f"({str(size).lower()})" if size is not None else "")
+        return type_name(str(base), None if size is None else str(size))
 
     def case(self, meta, children):
         operand, *whens, else_ = children
@@ -261,17 +221,9 @@ class AstBuilder(Transformer_NonRecursive):
         if isinstance(head, Token):  # LEFT(…): a keyword used as a function name
             name = ast.Identifier(name=str(head), span=token_span(head))
         else:
-            name = ast.Identifier(name=".".join(p.name for p in head),
-                                  bracketed=any(p.bracketed for p in head),
-                                  span=Span(head[0].span.line, head[0].span.column,
-                                            head[-1].span.end_line, head[-1].span.end_column))
+            name = dotted_name(head)
         star, distinct, items = args if args is not None else (False, False, ())
-        if name.key in ast.NAME_FIRST_FUNCTIONS and items and \
-                isinstance(items[0], ast.ColumnRef) and len(items[0].parts) == 1:
-            first = items[0].parts[0]
-            items = (ast.NameArgument(name=first.name, span=first.span), *items[1:])
-        return ast.FunctionCall(name=name, args=items, distinct=distinct, star=star,
-                                over=over, within_group=within or (), span=span_of(meta))
+        return function_call(name, star, distinct, items, within, over, span_of(meta))
 
     def call_member(self, meta, children):
         call, parts = children
@@ -289,11 +241,7 @@ class AstBuilder(Transformer_NonRecursive):
 
     def over_clause(self, meta, children):
         _over, partition_by, order_by, limit, when = children
-        if limit is not None and limit.name.key != "duration":
-            raise QuerySyntaxError("syntax error: LIMIT in OVER expects DURATION(unit, length)",
-                                   limit.span)
-        return ast.OverClause(partition_by=partition_by or (), order_by=order_by or (),
-                              limit_duration=limit, when=when, span=span_of(meta))
+        return over_clause(partition_by, order_by, limit, when, span_of(meta))
 
     def over_partition(self, meta, children):
         return children[0]
@@ -319,6 +267,108 @@ class AstBuilder(Transformer_NonRecursive):
 
     def direction(self, meta, children):
         return children[0].type == "DESC"
+
+
+# ---------------------------------------------------------------- checks shared with the fast parser
+# asaql/syntax/descent.py builds the same nodes without lark: these make the nodes that carry a
+# rule of their own, so both parsers raise the same errors with the same messages.
+
+
+def int_literal(text: str, span: Span) -> ast.Literal:
+    digits = text.lstrip("0") or "0"
+    # compare lengths first: int() refuses strings of more than 4,300 digits
+    if len(digits) > len(str(_INT64_MAX)) or int(digits) > _INT64_MAX:
+        raise QuerySyntaxError(
+            f"syntax error: integer literal out of range for bigint (at most {_INT64_MAX})",
+            span, "a larger number is written as a float, e.g. 1e19")
+    return ast.Literal(value=int(digits), kind="bigint", span=span)
+
+
+def float_literal(text: str, span: Span) -> ast.Literal:
+    value = float(text)
+    if math.isinf(value):
+        raise QuerySyntaxError("syntax error: number out of range for float (a 64-bit double, "
+                               "at most about 1.8e308)", span)
+    return ast.Literal(value=value, kind="float", span=span)
+
+
+def string_literal(text: str, span: Span) -> ast.Literal:
+    body = text[text.index("'") + 1:-1].replace("''", "'")
+    return ast.Literal(value=body, kind="nvarchar(max)", span=span)
+
+
+def bracketed_name(text: str, span: Span) -> ast.Identifier:
+    name = text[1:-1].replace("]]", "]")
+    if not name:
+        raise QuerySyntaxError("syntax error: empty name '[]'", span)
+    return ast.Identifier(name=name, bracketed=True, span=span)
+
+
+def qualified_star(parts, span: Span) -> ast.SelectItem:
+    if len(parts) > 1:
+        raise QuerySyntaxError("syntax error: expected `alias.*` with a single name before '.*'",
+                               span)
+    return ast.SelectItem(expr=ast.Star(qualifier=parts[0], span=span), span=span)
+
+
+def select_item(expr, alias, span: Span) -> ast.SelectItem:
+    # ASA's `column_alias = expression`: a bare name compared, with no alias, is the alias.
+    if alias is None and isinstance(expr, ast.BinaryOp) and expr.op == "=" and \
+            isinstance(expr.left, ast.ColumnRef) and len(expr.left.parts) == 1:
+        return ast.SelectItem(expr=expr.right, alias=expr.left.parts[0], span=span)
+    return ast.SelectItem(expr=expr, alias=alias, span=span)
+
+
+def input_source(name, alias, options, span: Span) -> ast.InputSource:
+    timestamp_by = partition_by = None
+    for option in options:
+        if isinstance(option, ast.TimestampBy):
+            _refuse_repeat(timestamp_by, option, "TIMESTAMP BY")
+            timestamp_by = option
+        else:
+            _refuse_repeat(partition_by, option, "PARTITION BY")
+            partition_by = option
+    return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
+                           partition_by=partition_by, span=span)
+
+
+def system_timestamp(parts, span: Span) -> ast.SystemTimestamp:
+    if len(parts) != 1 or parts[0].key != "system" or parts[0].bracketed:
+        # Only System.Timestamp exists; TIMESTAMP is reserved elsewhere.
+        raise QuerySyntaxError("syntax error: unexpected 'Timestamp' (did you mean "
+                               "System.Timestamp()? a field named Timestamp is written [Timestamp])",
+                               span)
+    return ast.SystemTimestamp(span=span)
+
+
+def type_name(base: str, size: str | None) -> str:
+    # `nvarchar (max)` and `NVARCHAR(MAX)` both become `nvarchar(max)`.
+    return base.lower() + (f"({size.lower()})" if size is not None else "")
+
+
+def dotted_name(parts) -> ast.Identifier:
+    """A call's name: `UDF.f` is one name spanning its parts."""
+    return ast.Identifier(name=".".join(p.name for p in parts),
+                          bracketed=any(p.bracketed for p in parts),
+                          span=Span(parts[0].span.line, parts[0].span.column,
+                                    parts[-1].span.end_line, parts[-1].span.end_column))
+
+
+def function_call(name, star, distinct, items, within, over, span: Span) -> ast.FunctionCall:
+    if name.key in ast.NAME_FIRST_FUNCTIONS and items and \
+            isinstance(items[0], ast.ColumnRef) and len(items[0].parts) == 1:
+        first = items[0].parts[0]
+        items = (ast.NameArgument(name=first.name, span=first.span), *items[1:])
+    return ast.FunctionCall(name=name, args=items, distinct=distinct, star=star,
+                            over=over, within_group=within or (), span=span)
+
+
+def over_clause(partition_by, order_by, limit, when, span: Span) -> ast.OverClause:
+    if limit is not None and limit.name.key != "duration":
+        raise QuerySyntaxError("syntax error: LIMIT in OVER expects DURATION(unit, length)",
+                               limit.span)
+    return ast.OverClause(partition_by=partition_by or (), order_by=order_by or (),
+                          limit_duration=limit, when=when, span=span)
 
 
 def _refuse_repeat(previous, option, what: str) -> None:

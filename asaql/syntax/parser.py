@@ -12,8 +12,10 @@ from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureE
 from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
+from asaql.syntax.descent import Declined, parse_tokens
 from asaql.syntax.grammar import parser
-from asaql.syntax.limits import check_depth
+from asaql.syntax.lexer import Tokens
+from asaql.syntax.limits import MAX_EXPRESSION_DEPTH, check_depth
 from asaql.syntax.positions import LineIndex
 
 # Terminals that can start an expression; when most of them are expected, say "an expression".
@@ -50,19 +52,46 @@ def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
     """Parse text[start:end] of `lines.text` as a `query` or `with_steps`; positions and
     messages are those of the whole text."""
     try:
-        node = _parse(lines, start, end, rule)
+        node, shallow = _parse(lines, start, end, rule)
     except RecursionError:  # both steps are iterative; this is a last guard, not a known path
         raise QuerySyntaxError("syntax error: the query is nested too deeply",
                                Span.point(*lines.position(start))) from None
-    check_depth(node)  # the later stages recurse: refuse what they could not walk
+    if not shallow:
+        check_depth(node)  # the later stages recurse: refuse what they could not walk
     return node
 
 
+# Depth counts from each statement (limits.py), and on any path down from it at most two nodes
+# in a row own no token of their own (a SelectItem, OrderItem or InputSource, then a ColumnRef
+# of one name): a statement of n tokens cannot nest deeper than 3n levels, so check_depth's
+# walk of the whole AST is skipped when every statement is this short (most of them are).
+_SHALLOW_STATEMENT = MAX_EXPRESSION_DEPTH // 3
+
+
 def _parse(lines: LineIndex, start: int, end: int, rule: str):
+    """The fast parser reads what is right; lark reads the rest and says what is wrong, from
+    the statement or WITH step where the fast parser stopped (statements are independent, so
+    its message is the one a parse of the whole slice gives, and checking stays linear)."""
+    tokens = Tokens(lines.text, lines.starts, start, end)
     try:
-        tree = parser().parse(lines.slice(start, end), start=rule)
+        node, longest = parse_tokens(tokens, rule)
+        return node, longest <= _SHALLOW_STATEMENT
+    except Declined as declined:
+        unit = declined.unit
+        resume = start if not unit or unit == declined.index else tokens.offsets[unit]
+    return parse_with_lark(lines, start, end, rule, resume), False
+
+
+def parse_with_lark(lines: LineIndex, start: int, end: int, rule: str, resume: int | None = None):
+    """text[start:end] parsed by lark (from `resume` on, when the text before it is known to
+    be right) and built by AstBuilder; a syntax error is the one the whole slice would give."""
+    resume = start if resume is None else resume
+    try:
+        tree = parser().parse(lines.slice(resume, end), start=rule)
+        if resume != start:  # the fast parser refused a part lark reads (never expected)
+            tree = parser().parse(lines.slice(start, end), start=rule)
     except UnexpectedInput as error:
-        raise _syntax_error(error, _Source(lines, start, end, rule)) from None
+        raise _syntax_error(error, _Source(lines, resume, end, rule), start) from None
     try:
         return AstBuilder().transform(tree)
     except VisitError as error:
@@ -89,9 +118,9 @@ class _Source:
 _UNSUPPORTED_CLAUSES = re.compile(r"\b(MATCH_RECOGNIZE)\s*\(", re.IGNORECASE)
 
 
-def _syntax_error(error: UnexpectedInput, source: _Source) -> AsaqlError:
+def _syntax_error(error: UnexpectedInput, source: _Source, scan_from: int) -> AsaqlError:
     offset = getattr(error, "pos_in_stream", None)
-    for match in _UNSUPPORTED_CLAUSES.finditer(source.text, source.start, source.end):
+    for match in _UNSUPPORTED_CLAUSES.finditer(source.text, scan_from, source.end):
         if offset is None or match.start() <= offset:
             line, column = source.lines.position(match.start())
             return UnsupportedFeatureError(
