@@ -5,7 +5,7 @@ time (as Event Hubs stamps it); EventTime, the device's own clock, trails it by 
 and now and then a reading arrives out of order (EventTime 3 s back) or late (12 s back).
 
     python samples/live/produce.py            # broker + producer, Ctrl-C stops both
-    asaql run samples/live/query.sql --input kafka://127.0.0.1:9092/iot --follow --late 5s --ooo 2s
+    asaql run samples/live/windows.sql --input kafka://127.0.0.1:9092/iot --follow --late 5s --ooo 2s
 """
 
 from __future__ import annotations
