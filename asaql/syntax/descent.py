@@ -180,25 +180,22 @@ class _Parser(ExpressionParser):
                 return self.checked(build.qualified_star, parts, self.span(first, self.i - 1))
             i += 2
         expr = self.expr()[0]
-        alias = None
-        if kinds[self.i] == "AS":
-            self.i += 1
-            alias = self.name()
-        elif kinds[self.i] in NAME_KINDS:
-            alias = self.name()
+        alias = self.optional_alias()
         return self.checked(build.select_item, expr, alias, self.span(first, self.i - 1))
+
+    def optional_alias(self):
+        """`[AS] name`, or None when no name follows."""
+        if self.kinds[self.i] == "AS":
+            self.i += 1
+            return self.name()
+        return self.name() if self.kinds[self.i] in NAME_KINDS else None
 
     # ------------------------------------------------------------ sources, joins, applies
     def source(self) -> ast.InputSource:
         first = self.i
         kinds = self.kinds
         name = self.name()
-        alias = None
-        if kinds[self.i] == "AS":
-            self.i += 1
-            alias = self.name()
-        elif kinds[self.i] in NAME_KINDS:
-            alias = self.name()
+        alias = self.optional_alias()
         options = []
         while True:
             kind = kinds[self.i]
