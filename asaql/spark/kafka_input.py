@@ -57,11 +57,9 @@ def with_metadata(payload: T.StructType) -> T.StructType:
 
 def sample_records(read: KafkaRead) -> list[str]:
     """Up to SAMPLE_RECORDS texts from the oldest records kept, spread over the partitions."""
-    from asaql.kafka.client import end_offsets, partitions, read_range, start_offsets
+    from asaql.kafka.client import read_range
 
-    numbers = partitions(read.topic)
-    ends = end_offsets(read.topic, numbers)
-    starts = start_offsets(read.topic, numbers, "earliest", ends)
+    numbers, starts, ends = _kept(read.topic)
     each = max(1, SAMPLE_RECORDS // len(numbers))
     texts = []
     for n in numbers:
@@ -75,13 +73,20 @@ def sample_records(read: KafkaRead) -> list[str]:
 def kafka_partitions(read: KafkaRead) -> tuple[tuple[str, int | None], ...]:
     """Each partition (as the policy key text) with the arrival time of its oldest record kept
     (µs), None for an empty one: discover_partitions() for a topic."""
-    from asaql.kafka.client import end_offsets, partitions, read_range, start_offsets
+    from asaql.kafka.client import read_range
 
-    numbers = partitions(read.topic)
-    ends = end_offsets(read.topic, numbers)
-    starts = start_offsets(read.topic, numbers, "earliest", ends)
+    numbers, starts, ends = _kept(read.topic)
     found = []
     for n in numbers:
         first = next(iter(read_range(read.topic, n, starts[n], min(ends[n], starts[n] + 1))), None)
         found.append((str(n), None if first is None else first.timestamp()[1] * 1000))
     return tuple(found)
+
+
+def _kept(topic: KafkaTopic) -> tuple[list[int], dict[int, int], dict[int, int]]:
+    """The topic's partitions, and the offsets of the oldest record each keeps and of its end."""
+    from asaql.kafka.client import end_offsets, partitions, start_offsets
+
+    numbers = partitions(topic)
+    ends = end_offsets(topic, numbers)
+    return numbers, start_offsets(topic, numbers, "earliest", ends), ends

@@ -11,6 +11,7 @@ from pathlib import Path
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.operators.outputs import JSON_COLUMN
+from asaql.spark.output_journal import last_committed_batch
 
 
 class KafkaSink:
@@ -62,11 +63,9 @@ class KafkaSink:
         its rows can have been written: the commit of the batch before it (a minute earlier,
         for clocks that disagree a little)."""
         if query not in self._resumed:
-            commits = Path(self.checkpoint) / f"source-{query}" / "commits"
-            ids = [int(p.name) for p in commits.iterdir() if p.name.isdigit()] \
-                if commits.is_dir() else []
-            last = max(ids, default=-1)
-            since = (commits / str(last)).stat().st_mtime if last >= 0 else 0.0
+            last = last_committed_batch(self.checkpoint)(query)
+            commit = Path(self.checkpoint) / f"source-{query}" / "commits" / str(last)
+            since = commit.stat().st_mtime if last >= 0 else 0.0
             self._resumed[query] = (last + 1, int((since - 60) * 1000))
         return self._resumed[query]
 
