@@ -55,9 +55,10 @@ def _commits(checkpoint: Path) -> int:
 
 
 def _kill_and_restart(argv: list[str], checkpoint: Path, kills: int, rng: random.Random,
-                      log: Path, final_argv: list[str] | None = None) -> int:
+                      log: Path, final_argv: list[str] | None = None,
+                      before_final=lambda: None) -> int:
     """Runs `argv`, killing its process group `kills` times at random moments after a commit;
-    then runs `final_argv` (or `argv`) to its end. → the kills made."""
+    then calls `before_final` and runs `final_argv` (or `argv`) to its end. → the kills made."""
     done = 0
     with open(log, "a", encoding="utf-8") as stderr:
         while done < kills:
@@ -77,6 +78,7 @@ def _kill_and_restart(argv: list[str], checkpoint: Path, kills: int, rng: random
             done += 1
             stderr.write(f"-- killed, {_commits(checkpoint)} commits\n")
             stderr.flush()
+        before_final()
         final = subprocess.run(final_argv or argv, stdout=subprocess.DEVNULL, stderr=stderr,
                                start_new_session=True, timeout=600)
     assert final.returncode == 0, log.read_text()[-3000:]
@@ -151,22 +153,16 @@ def test_kill_9_while_records_keep_arriving(kafka_broker, tmp_path):
     out, checkpoint, log = tmp_path / "killed", tmp_path / "checkpoint", tmp_path / "runs.log"
     following = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint, "--follow")
     finite = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint)
-    try:
-        original_run = subprocess.run
 
-        def finish(argv, **kwargs):  # the final, finite run starts once the producer stopped
-            stop.set()
-            producer.join()
-            return original_run(argv, **kwargs)
-
-        subprocess.run = finish
-        try:
-            kills = _kill_and_restart(following, checkpoint, 2, rng, log, final_argv=finite)
-        finally:
-            subprocess.run = original_run
-    finally:
+    def stop_producing() -> None:  # the final, finite run reads to the end found at its start
         stop.set()
         producer.join()
+
+    try:
+        kills = _kill_and_restart(following, checkpoint, 2, rng, log, final_argv=finite,
+                                  before_final=stop_producing)
+    finally:
+        stop_producing()
     assert kills == 2
     got = _outputs(out, kafka_broker, "live_out")
     expected = _expected(tmp_path, kafka_broker, query, "live_in")
