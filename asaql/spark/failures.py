@@ -162,8 +162,8 @@ def reason(text: str) -> str:
     """The innermost reason in Spark's message: a Python exception's last line when there is
     one, else the first line of the outermost error, without the query's plan dump."""
     python = re.findall(r"^((?:\w+\.)*\w+(?:Error|Exception): .+)$", text, re.M)
-    if python:
-        return python[-1].strip()
+    if python:  # asaql's own errors say the reason in words: their class name is noise
+        return re.sub(r"^asaql\.[\w.]+: ", "", python[-1].strip())
     causes = re.findall(r"^Caused by: [\w.$]+: (.+)$", text, re.M)  # a Java chain: the root
     first = causes[-1] if causes else text.strip().splitlines()[0] if text.strip() else ""
     first = re.sub(r"\s*SQLSTATE: \w+", "", first)

@@ -1,0 +1,158 @@
+"""Kafka failures against a real broker (Tansu, tests/kafka_broker.py): bad credentials, a
+checkpoint past the topic's end, and a partition that goes silent under --follow. Each is one
+clear message and a known exit code, within seconds, never a hang or a traceback.
+
+Covered elsewhere: a broker down at start and a missing input topic (test_kafka_input.py), a
+broker stopped mid-run (test_kafka_follow.py), a missing output topic (test_kafka_output.py),
+malformed messages (test_kafka_input.py). Offsets that fell out of retention cannot be made on
+the test broker: it keeps every record (no DeleteRecords, no retention) and answers a fetch
+outside its records with nothing rather than OFFSET_OUT_OF_RANGE (docs/kafka.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+from kafka_broker import read_jsonl, running_broker
+from test_follow import wait_for_rows
+from test_kafka_input import run_cli
+
+SECRET = "s3cr3t-Key-0f-the-hub="
+
+
+def _asaql(tmp_path, *args: str, **popen) -> subprocess.Popen:
+    """The real CLI in its own process; TMPDIR in tmp_path, so Spark's log file is there."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    return subprocess.Popen([sys.executable, "-m", "asaql.cli", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+@pytest.mark.parametrize("how", ["kafka_config", "connection_string"])
+def test_bad_credentials_are_one_line_within_seconds_and_never_show_the_secret(tmp_path, how):
+    # Tansu speaks SASL SCRAM only (not Event Hubs' PLAIN), over plain TCP here: the settings
+    # file says so, and for a connection string it wins over the string's SASL_SSL/PLAIN.
+    config = tmp_path / "client.properties"
+    lines = ["security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=SCRAM-SHA-512"]
+    with running_broker(tmp_path / "broker.log", authentication=True) as broker:
+        if how == "kafka_config":
+            lines += ["sasl.username=asaql", f"sasl.password={SECRET}"]
+            source = broker.uri("telemetry")
+        else:
+            source = (f"Endpoint=sb://{broker.address}/;SharedAccessKeyName=listen;"
+                      f"SharedAccessKey={SECRET};EntityPath=telemetry")
+        config.write_text("\n".join(lines) + "\n")
+        (tmp_path / "q.sql").write_text("SELECT * INTO out FROM input")
+        began = time.monotonic()
+        process = _asaql(tmp_path, "run", "q.sql", "--input", source, "--kafka-config",
+                         str(config), "--output", f"out={tmp_path / 'out.jsonl'}",
+                         "--errors", str(tmp_path / "errors.jsonl"))
+        stdout, stderr = process.communicate(timeout=120)
+        took = time.monotonic() - began
+    assert process.returncode == 2, stderr
+    assert took < 20, took  # the refusal is seen at once, not after the 10 s answer timeout
+    said = stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("error: the Kafka broker "), stderr
+    assert "refused the credentials" in said[0] and "authentication" in said[0]
+    assert "Traceback" not in stderr
+    written = [stdout, stderr] + [path.read_text(errors="replace")
+                                  for path in tmp_path.rglob("*")
+                                  if path.is_file() and path.name != "client.properties"]
+    assert not any(SECRET in text for text in written)
+
+
+def test_a_checkpoint_past_the_end_of_a_re_created_topic_is_refused(spark, kafka_broker,
+                                                                    tmp_path):
+    stamp = lambda r: 1_767_225_600_000 + r["id"] * 1000  # noqa: E731
+    kafka_broker.create_topic("recreated", 2)
+    kafka_broker.produce("recreated", [{"id": i} for i in range(6)],
+                         partition_of=lambda r: r["id"] % 2, timestamp_of=stamp)
+    checkpoint = str(tmp_path / "checkpoint")
+    code, said, rows, _ = run_cli(tmp_path / "run", "SELECT id INTO out FROM input",
+                                  kafka_broker.uri("recreated"), "--checkpoint", checkpoint)
+    assert code == 0, said
+    assert sorted(r["id"] for r in rows) == list(range(6))
+
+    kafka_broker.delete_topic("recreated")
+    kafka_broker.create_topic("recreated", 2)  # the same name, new and shorter: ends 1 and 0
+    kafka_broker.produce("recreated", [{"id": 100}], partition_of=lambda r: 0,
+                         timestamp_of=stamp)
+    began = time.monotonic()
+    code, said, rows, _ = run_cli(tmp_path / "run", "SELECT id INTO out FROM input",
+                                  kafka_broker.uri("recreated"), "--checkpoint", checkpoint)
+    assert code == 3, said
+    assert time.monotonic() - began < 60
+    assert "the checkpoint has read partition" in said
+    assert "deleted or emptied; use a new --checkpoint" in said
+    assert "Traceback" not in said and "ConfigurationError" not in said
+    assert sorted(r["id"] for r in rows) == list(range(6))  # nothing read from elsewhere
+
+
+def _produce_every(broker, topic: str, partition: int, seconds: float, stop: threading.Event,
+                   sent: list) -> None:
+    """One record stamped now to `partition` every `seconds`, until `stop`."""
+    while not stop.wait(seconds):
+        moment = int(time.time() * 1000)
+        broker.produce(topic, [{"n": len(sent)}], partition_of=lambda r: partition,
+                       timestamp_of=lambda r: moment)
+        sent.append(moment)
+
+
+def test_windows_close_under_follow_while_one_partition_is_silent(tmp_path):
+    """Partition 1 sends one record and falls silent; partition 0 goes on. The combined
+    watermark does not wait for partition 1: windows after its last record close by the
+    arrival clock, and Ctrl-C then stops the run cleanly (exit 0, the summary)."""
+    query = ("SELECT COUNT(*) AS n, System.Timestamp() AS windowEnd INTO out FROM input "
+             "GROUP BY TumblingWindow(second, 2)")
+    (tmp_path / "q.sql").write_text(query)
+    out = tmp_path / "out.jsonl"
+    with running_broker(tmp_path / "broker.log") as broker:
+        broker.create_topic("quiet", 2)
+        silent_since = int(time.time() * 1000)
+        broker.produce("quiet", [{"n": -1}, {"n": -2}], partition_of=lambda r: -r["n"] - 1,
+                       timestamp_of=lambda r: silent_since)
+        stop, sent = threading.Event(), []
+        producer = threading.Thread(target=_produce_every,
+                                    args=(broker, "quiet", 0, 0.5, stop, sent), daemon=True)
+        process = _asaql(tmp_path, "run", "q.sql", "--input", broker.uri("quiet"), "--output",
+                         f"out={out}", "--follow", "--late", "1s", "--checkpoint",
+                         str(tmp_path / "ck"))
+        producer.start()
+        try:
+            # a window that starts 4 s after partition 1's last record: only partition 0
+            # feeds it, and it must close while partition 1 says nothing
+            later = silent_since + 4000
+            deadline = time.monotonic() + 240
+            closed = []
+            while not closed:
+                rows = wait_for_rows(out, len(closed) + 1, process,
+                                     seconds=max(1, deadline - time.monotonic()))
+                closed = [r for r in rows if _ms(r["windowEnd"]) - 2000 >= later]
+            assert process.poll() is None
+            process.send_signal(signal.SIGINT)
+            _, stderr = process.communicate(timeout=120)
+        finally:
+            stop.set()
+            producer.join(10)
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+    assert process.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    assert "asaql: " in stderr and " input events, " in stderr  # the summary, as for files
+    rows = read_jsonl(out)
+    window = closed[0]
+    start = _ms(window["windowEnd"]) - 2000
+    assert window["n"] == sum(1 for moment in sent if start <= moment < start + 2000)
+    assert json.dumps(rows)  # every line written is whole JSON
+
+
+def _ms(text: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
