@@ -34,24 +34,28 @@ def _asaql(tmp_path, *args: str, **popen) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
 
 
-@pytest.mark.parametrize("how", ["kafka_config", "connection_string"])
+@pytest.mark.parametrize("how", ["kafka_config", "connection_string", "output"])
 def test_bad_credentials_are_one_line_within_seconds_and_never_show_the_secret(tmp_path, how):
     # Tansu speaks SASL SCRAM only (not Event Hubs' PLAIN), over plain TCP here: the settings
     # file says so, and for a connection string it wins over the string's SASL_SSL/PLAIN.
     config = tmp_path / "client.properties"
     lines = ["security.protocol=SASL_PLAINTEXT", "sasl.mechanisms=SCRAM-SHA-512"]
     with running_broker(tmp_path / "broker.log", authentication=True) as broker:
-        if how == "kafka_config":
+        target = f"out={tmp_path / 'out.jsonl'}"
+        if how in ("kafka_config", "output"):
             lines += ["sasl.username=asaql", f"sasl.password={SECRET}"]
             source = broker.uri("telemetry")
         else:
             source = (f"Endpoint=sb://{broker.address}/;SharedAccessKeyName=listen;"
                       f"SharedAccessKey={SECRET};EntityPath=telemetry")
+        if how == "output":  # a file in, the refusing broker's topic out
+            (tmp_path / "in.jsonl").write_text('{"id": 1}\n')
+            source, target = str(tmp_path / "in.jsonl"), f"out={broker.uri('results')}"
         config.write_text("\n".join(lines) + "\n")
         (tmp_path / "q.sql").write_text("SELECT * INTO out FROM input")
         began = time.monotonic()
         process = _asaql(tmp_path, "run", "q.sql", "--input", source, "--kafka-config",
-                         str(config), "--output", f"out={tmp_path / 'out.jsonl'}",
+                         str(config), "--output", target,
                          "--errors", str(tmp_path / "errors.jsonl"))
         stdout, stderr = process.communicate(timeout=120)
         took = time.monotonic() - began
@@ -156,3 +160,24 @@ def _ms(text: str) -> int:
     from datetime import datetime
 
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_empty_and_null_messages_are_set_aside_not_lost(spark, kafka_broker, tmp_path):
+    """A tombstone (no value), an empty and a blank message, and JSON null: none is an event,
+    each is an errors-file line with its offset (a blank line in a file is nothing; a message
+    is something a producer sent)."""
+    from confluent_kafka import Producer
+
+    kafka_broker.create_topic("hollow", 1)
+    values = [b'{"id": 1}', None, b"", b"   ", b"null", b'{"id": 2}']
+    producer = Producer({"bootstrap.servers": kafka_broker.address})
+    for value in values:
+        producer.produce("hollow", value, partition=0, timestamp=1_767_225_600_000)
+    assert producer.flush(15) == 0
+    code, said, rows, errors = run_cli(tmp_path, "SELECT id INTO out FROM input",
+                                       kafka_broker.uri("hollow"))
+    assert code == 0, said
+    assert sorted(r["id"] for r in rows) == [1, 2]
+    assert f"{len(values)} events read = 2 accepted + 0 dropped + 4 malformed" in said
+    assert sorted(e["offset"] for e in errors) == [1, 2, 3, 4]
+    assert all(e["reason"] and e["topic"] == "hollow" for e in errors)
