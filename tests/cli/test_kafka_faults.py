@@ -20,7 +20,7 @@ import threading
 import time
 
 import pytest
-from kafka_broker import read_jsonl, running_broker
+from kafka_broker import read_jsonl, running_broker, stop
 from test_follow import wait_for_rows
 from test_kafka_input import run_cli
 
@@ -68,6 +68,49 @@ def test_bad_credentials_are_one_line_within_seconds_and_never_show_the_secret(t
     written = [stdout, stderr] + [path.read_text(errors="replace")
                                   for path in tmp_path.rglob("*")
                                   if path.is_file() and path.name != "client.properties"]
+    assert not any(SECRET in text for text in written)
+
+
+def test_a_broker_stopped_mid_run_leaves_no_secret_in_any_output_or_log(tmp_path):
+    """A run that has settings with a secret (ignored by the plain-TCP test broker) fails
+    inside Spark when the broker stops: one message, exit 3, and the secret is nowhere: not on
+    stdout or stderr, nor in Spark's log, the checkpoint, the errors file or the output."""
+    config = tmp_path / "client.properties"
+    config.write_text(f"sasl.username=asaql\nsasl.password={SECRET}\n")
+    (tmp_path / "q.sql").write_text("SELECT id INTO out FROM input")
+    out = tmp_path / "out.jsonl"
+    with running_broker(tmp_path / "broker.log") as broker:
+        broker.create_topic("guarded", 2)
+        broker.produce("guarded", [{"id": i} for i in range(4)],
+                       partition_of=lambda r: r["id"] % 2,
+                       timestamp_of=lambda r: int(time.time() * 1000))
+        process = _asaql(tmp_path, "run", "q.sql", "--input", broker.uri("guarded"),
+                         "--kafka-config", str(config), "--output", f"out={out}", "--follow",
+                         "--checkpoint", str(tmp_path / "ck"),
+                         "--errors", str(tmp_path / "errors.jsonl"))
+        try:
+            wait_for_rows(out, 4, process, seconds=180)
+            broker.produce("guarded", ["not json"], partition_of=lambda r: 0,
+                           timestamp_of=lambda r: int(time.time() * 1000))
+            deadline = time.monotonic() + 120
+            while not (tmp_path / "errors.jsonl").exists() and time.monotonic() < deadline:
+                assert process.poll() is None, process.stderr.read()
+                time.sleep(0.5)
+            stop(broker.process)
+            stopped = time.monotonic()
+            stdout, stderr = process.communicate(timeout=120)
+        finally:
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+    assert time.monotonic() - stopped < 60
+    assert process.returncode == 3, stderr
+    assert "reading a Kafka input failed" in stderr and "Traceback" not in stderr
+    log = tmp_path / "asaql-spark.log"
+    assert log.exists() and log.stat().st_size > 0  # Spark's log is where the check looks
+    assert read_jsonl(tmp_path / "errors.jsonl")[0]["offset"] == 2
+    written = [stdout, stderr] + [path.read_text(errors="replace")
+                                  for path in tmp_path.rglob("*")
+                                  if path.is_file() and path != config]
     assert not any(SECRET in text for text in written)
 
 
