@@ -1,6 +1,7 @@
 """Kafka failures against a real broker (Tansu, tests/kafka_broker.py): bad credentials, a
-checkpoint past the topic's end, and a partition that goes silent under --follow. Each is one
-clear message and a known exit code, within seconds, never a hang or a traceback.
+broker stopped mid-run with a secret in the settings, a checkpoint past the topic's end, empty
+and null messages, and a partition that goes silent under --follow. Each is one clear message
+and a known exit code (or an errors-file line), within seconds, never a hang or a traceback.
 
 Covered elsewhere: a broker down at start and a missing input topic (test_kafka_input.py), a
 broker stopped mid-run (test_kafka_follow.py), a missing output topic (test_kafka_output.py),
@@ -11,7 +12,6 @@ outside its records with nothing rather than OFFSET_OUT_OF_RANGE (docs/kafka.md)
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -27,11 +27,11 @@ from test_kafka_input import run_cli
 SECRET = "s3cr3t-Key-0f-the-hub="
 
 
-def _asaql(tmp_path, *args: str, **popen) -> subprocess.Popen:
+def _asaql(tmp_path, *args: str) -> subprocess.Popen:
     """The real CLI in its own process; TMPDIR in tmp_path, so Spark's log file is there."""
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     return subprocess.Popen([sys.executable, "-m", "asaql.cli", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.parametrize("how", ["kafka_config", "connection_string", "output"])

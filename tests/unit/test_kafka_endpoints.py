@@ -36,6 +36,12 @@ def test_an_event_hubs_connection_string_becomes_its_kafka_endpoint():
     assert is_kafka_location(CONNECTION)
 
 
+def test_an_endpoint_with_a_port_keeps_it():
+    """A local stand-in (the Event Hubs emulator, a test broker) is named with its port."""
+    topic = kafka_topic(CONNECTION.replace("contoso-ns.servicebus.windows.net", "127.0.0.1:9092"))
+    assert topic.bootstrap == "127.0.0.1:9092"
+
+
 def test_the_secret_is_never_in_the_topics_text_or_repr():
     topic = kafka_topic(CONNECTION)
     for shown in (str(topic), repr(topic), f"{topic}"):
