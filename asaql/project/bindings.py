@@ -119,6 +119,11 @@ def _reference(project, config, mock, alias) -> str:
     return _mock_file(project, mock)[0]
 
 
+def local_samples(project: Project) -> dict[str, str]:
+    """Alias → the file of its local stand-in (for `asaql check`'s samples)."""
+    return {alias: _mock_file(project, mock)[0] for alias, mock in project.mocks.items()}
+
+
 def _mock_file(project: Project, mock: ConfigFile) -> tuple[str, str | None]:
     """A local stand-in's file and format: FilePath relative to the project folder (or to the
     stand-in's own folder)."""

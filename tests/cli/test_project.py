@@ -123,3 +123,24 @@ def test_a_file_that_is_not_json_is_named(tmp_path):
 def test_a_folder_without_asaproj_is_named(tmp_path):
     line = run_fails(tmp_path)
     assert f"{tmp_path}: no asaproj.json" in line
+
+
+def test_check_and_explain_read_the_project(tmp_path):
+    project = write_project(
+        tmp_path / "IotAlerts", (SAMPLE / "query.sql").read_text(), job_config=JOB_CONFIG,
+        inputs={"input.json": stream_input("input"),
+                "local_input.json": local_input("input", str(SAMPLE / "input.jsonl"))},
+        outputs={"alerts.json": output("alerts")})
+    result = CliRunner().invoke(cli, ["check", str(project)])
+    assert result.exit_code == 0, result.output
+    assert "Readings.asaql: ok" in result.output and "inputs: input" in result.output
+    (project / "Readings.asaql").write_text(
+        (SAMPLE / "query.sql").read_text().replace("temperature >", "temprature >"))
+    result = CliRunner().invoke(cli, ["check", str(project)])
+    assert result.exit_code == 1 and "temprature" in result.output  # checked against the sample
+    (project / "Readings.asaql").write_text((SAMPLE / "query.sql").read_text())
+    result = CliRunner().invoke(cli, ["explain", str(project), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert '"ooo": "2s"' in json.dumps(json.loads(result.output))  # JobConfig's (default 0s)
+    result = CliRunner().invoke(cli, ["explain", str(project)])
+    assert "late=5s ooo=2s" in result.output
