@@ -63,6 +63,7 @@ def test_an_event_hub_is_its_kafka_endpoint_with_the_key_from_the_environment(ev
     assert "SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=s3cret;" \
         in settings["sasl.password"]
     assert settings["group.id"] == "asaql-readers"
+    assert "s3cret" not in str(topic) + repr(topic) + repr(bound.inputs)  # never shown
     assert str(bound.outputs["Alerts"]).endswith("/alerts-hub")
     assert bound.partition_keys == {"Alerts": "deviceId"}
 
