@@ -95,6 +95,10 @@ def _stream_input(project, config, mock, alias, kafka_config, local, environ):
         path, fmt = _mock_file(project, mock)
         delimiter = _DELIMITERS.get(str(config.get("Serialization", "FieldDelimiter") or ""))
         return path, f"csv:{delimiter}" if fmt == "csv" and delimiter else fmt
+    if local:
+        raise config.fail("Name", f"'{alias}' has no local input file (Inputs/local_{alias}.json"
+                          f", ScriptType InputMock) for --local: add one, or give --input "
+                          f"{alias}=FILE")
     if kind == EVENT_HUB:
         _json_payload(config, alias)
         return live.event_hub(config, alias, kafka_config, environ), None

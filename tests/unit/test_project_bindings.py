@@ -141,6 +141,7 @@ UNMAPPABLE = {
                               "Inputs/in.json: DataSourceType is Blob Storage"),
     "stand-in file missing": ({"Inputs/local_in.json": local_input("in", "nowhere.json")},
                               {}, "Inputs/local_in.json: FilePath names nowhere.json"),
+    "local without stand-in": ({}, {}, "Inputs/in.json: Name 'in' has no local input file"),
     "no namespace": ({"Inputs/in.json": stream_input("in", ServiceBusNamespace=None)},
                      {}, "Inputs/in.json: EventHubProperties.ServiceBusNamespace is missing"),
 }
@@ -159,7 +160,7 @@ def test_what_cannot_be_mapped_names_the_file_and_the_field(tmp_path, case):
                   by_folder["Outputs"])
     with pytest.raises(ProjectError) as error:
         bind(folder, environ={} if case == "missing key" else {"ASAQL_KEY_IN": "k", **environ},
-             local=case.startswith("stand-in"))
+             local=case.startswith(("stand-in", "local")))
     assert str(error.value).startswith(str(folder) + "/" + expected.split(":")[0]), error.value
     assert expected.split(": ", 1)[1] in str(error.value)
     assert "\n" not in str(error.value)
