@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from asaql.output_formats import output_format
 from asaql.project import live
 from asaql.project.files import ConfigFile, Project
 
@@ -49,19 +50,27 @@ class Bindings:
 def bind_project(project: Project, compiled, given: Bindings, kafka_config: str | None,
                  local: bool = False, environ: Mapping[str, str] = os.environ) -> Bindings:
     """The project's entries for the query's aliases, under those `given` on the command line."""
-    inputs = _known(project.inputs, compiled.input_names + compiled.reference_names, "input")
-    mocks = _known(project.mocks, compiled.input_names + compiled.reference_names, "input")
-    outputs = _known(project.outputs, compiled.output_names, "output")
+    inputs = _known(project.inputs, compiled.input_names + compiled.reference_names)
+    mocks = _known(project.mocks, compiled.input_names + compiled.reference_names)
+    outputs = _known(project.outputs, compiled.output_names)
     bound = Bindings()
     for alias in compiled.input_names:
-        if alias not in given.inputs and alias in inputs:
+        if alias in given.inputs:
+            continue
+        if alias in inputs:
             bound.inputs[alias], fmt = _stream_input(project, inputs[alias], mocks.get(alias),
                                                      alias, kafka_config, local, environ)
-            if fmt:
+        elif alias in mocks:  # a stand-in without its live input's file
+            bound.inputs[alias], fmt = _mock_file(project, mocks[alias])
+        else:
+            continue
+        if fmt:
                 bound.input_formats[alias] = fmt
     for alias in compiled.reference_names:
         if alias not in given.references and alias in inputs:
             bound.references[alias] = _reference(project, inputs[alias], mocks.get(alias), alias)
+        elif alias not in given.references and alias in mocks:
+            bound.references[alias] = _mock_file(project, mocks[alias])[0]
     for alias in compiled.output_names:
         config = outputs.get(alias)
         if config is None:
@@ -70,7 +79,7 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
             if _kind(config) in STORAGE and alias not in given.output_formats:
                 fmt = _storage_format(config)
                 target = given.outputs[alias]
-                if isinstance(target, str) and Path(target).suffix == "" and fmt != "json":
+                if isinstance(target, str) and output_format(target) is None and fmt != "json":
                     bound.output_formats[alias] = fmt
             continue
         _output(project, config, alias, kafka_config, environ, bound)
@@ -78,7 +87,7 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
         {**mine, **theirs} for mine, theirs in zip(vars(bound).values(), vars(given).values())))
 
 
-def _known(files: dict[str, ConfigFile], names: tuple, what: str) -> dict[str, ConfigFile]:
+def _known(files: dict[str, ConfigFile], names: tuple) -> dict[str, ConfigFile]:
     """The files of the query's aliases (matched case-insensitively, as ASA does)."""
     by_key = {name.lower(): name for name in names}
     return {by_key[alias.lower()]: config for alias, config in files.items()

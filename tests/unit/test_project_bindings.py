@@ -193,3 +193,12 @@ def test_bad_project_files_name_the_file(tmp_path):
         read_project(str(folder))
     with pytest.raises(ProjectError, match=r"no asaproj.json"):
         read_project(str(tmp_path))
+
+
+def test_a_stand_in_without_its_live_input_file_is_read(tmp_path):
+    """As in projects that list only Inputs/Local_entry.json (ScriptType InputMock)."""
+    (tmp_path / "entry.json").write_text('{"a": 1}\n')
+    folder = write_project(tmp_path / "p", "SELECT * INTO out FROM entry",
+                           inputs={"Local_entry.json": local_input("entry", "../entry.json")},
+                           outputs={"out.json": output("out")})
+    assert bind(folder).inputs == {"entry": str(folder / ".." / "entry.json")}
