@@ -39,6 +39,23 @@ def output_destinations(outputs: dict[str, str | None], errors_path: str | None,
     return found
 
 
+FOLDER_FORMATS = ("json", "csv", "parquet")  # a folder output's part files (--output-format)
+
+
+def check_output_formats(formats: dict[str, str], outputs: dict) -> None:
+    """--output-format ALIAS=json|csv|parquet names a folder output (a file's format is its
+    extension; a topic's messages are JSON)."""
+    for alias, fmt in formats.items():
+        if fmt not in FOLDER_FORMATS:
+            raise ConfigurationError(f"--output-format {alias}={fmt}: a folder's format is "
+                                     f"{', '.join(FOLDER_FORMATS)}")
+        target = outputs.get(alias)
+        if not isinstance(target, str) or output_format(target) is not None:
+            raise ConfigurationError(f"--output-format {alias}: output '{alias}' is not a "
+                                     "folder (a file's format follows its extension: .jsonl, "
+                                     ".csv, .json, .parquet)")
+
+
 def check_destinations(destinations: list[Destination], inputs: dict[str, str]) -> None:
     """Raises ConfigurationError for the first destination that cannot be written, or that two
     destinations share, or that a run would read back as input."""

@@ -15,7 +15,7 @@ from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
 from asaql.input_formats import declare_input_formats, parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
-from asaql.output_paths import check_destinations, output_destinations
+from asaql.output_paths import check_destinations, check_output_formats, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 
@@ -38,6 +38,7 @@ class RunOptions:
     kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
     max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
+    output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -69,6 +70,7 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
             partitions(topic)  # the broker answers and the topic exists, before Spark starts
     written = {alias: path for alias, path in options.outputs.items()
                if not isinstance(path, KafkaTopic)}
+    check_output_formats(options.output_formats, options.outputs)
     check_destinations(output_destinations(written, options.errors_path,
                                            options.metrics_path, options.checkpoint), files)
     if options.checkpoint:

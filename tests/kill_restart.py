@@ -86,13 +86,16 @@ def _iso(moment: datetime) -> str:
 
 
 def run_arguments(query: Path, inputs: dict[str, str], out: Path, checkpoint: Path,
-                  outputs: dict[str, str] = OUTPUTS) -> list[str]:
+                  outputs: dict[str, str] = OUTPUTS,
+                  formats: dict[str, str] | None = None) -> list[str]:
     argv = [sys.executable, "-m", "asaql.cli", "run", str(query), "--checkpoint", str(checkpoint),
             "--max-files-per-trigger", "1", "--errors", str(out / ERRORS)]
     for alias, path in inputs.items():
         argv += ["--input", f"{alias}={path}"]
     for alias, name in outputs.items():
         argv += ["--output", f"{alias}={out / name}"]
+    for alias, fmt in (formats or {}).items():
+        argv += ["--output-format", f"{alias}={fmt}"]
     return argv
 
 
@@ -174,12 +177,21 @@ def read_outputs(out: Path, outputs: dict[str, str] = OUTPUTS) -> dict[str, Coun
             rows = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
             lines = [json.dumps(row) for row in rows]
         elif path.is_dir():
-            lines = [line for part in sorted(path.glob("part-*"))
-                     for line in part.read_text(encoding="utf-8").splitlines()]
+            lines = [line for part in sorted(path.glob("part-*")) for line in _part_lines(part)]
         else:
             lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         found[alias] = Counter(line for line in lines if line.strip())
     return found
+
+
+def _part_lines(part: Path) -> list[str]:
+    """A folder's part file: JSON lines, CSV lines (each part's header too), or Parquet rows
+    as JSON."""
+    if part.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return [json.dumps(row, default=str) for row in pq.read_table(part).to_pylist()]
+    return part.read_text(encoding="utf-8").splitlines()
 
 
 def compare(expected: dict[str, Counter], got: dict[str, Counter]) -> dict[str, tuple]:

@@ -10,6 +10,8 @@ import click
 
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                policy_options, read_query, reference_names)
+from asaql.project.bindings import local_samples
+from asaql.project.files import is_project, read_project
 
 
 @click.command(epilog="""
@@ -19,7 +21,7 @@ Examples:
   asaql check samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl
   asaql check query.sql --input Entry=entry.jsonl --reference Registration --format json
 """)
-@click.argument("query", type=click.Path(dir_okay=False))
+@click.argument("query", type=click.Path())
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
               help="A sample of an input (JSON lines, or a folder of them): the columns the "
                    "query reads are checked against its events' fields.")
@@ -27,19 +29,27 @@ Examples:
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="json: the shape of ASA's compile-query result.")
 def check(query, inputs, references, output_format) -> None:
-    """Parse and analyse QUERY without starting Spark; report every error.
+    """Parse and analyse QUERY (or a VS Code ASA project folder: its query, with its local
+    input files as samples) without starting Spark; report every error.
 
     Each error is shown as FILE:LINE:COL: message, with the line and a caret. Exit status: 0
     when the query is clean (warnings allowed), 1 with errors, 2 for bad usage.
     """
     from asaql.diagnose import check_query
 
+    project = read_project(query) if is_project(query) else None
+    query = str(project.query) if project else query
     text = read_query(query)
     samples = pairs(inputs, "--input", single_ok=True)
     for path in samples.values():
         if not Path(path).exists():
             raise click.UsageError(f"input sample not found: {path}")
-    report = check_query(text, samples, reference_names(references))
+    known = reference_names(references)
+    if project is not None:  # the local stand-ins are the samples; the command line wins
+        samples = {**local_samples(project), **samples}
+        known = {**{alias: samples.get(alias) for alias in project.reference_aliases}, **known}
+        samples = {alias: path for alias, path in samples.items() if alias not in known}
+    report = check_query(text, samples, known)
     if output_format == "json":
         click.echo(json.dumps(report.as_json(), indent=2))
     else:
@@ -62,7 +72,7 @@ Examples:
   asaql explain samples/iot_devices/query.sql --format json
   asaql explain samples/iot_devices/query.sql --spark --input samples/iot_devices/input.jsonl
 """)
-@click.argument("query", type=click.Path(dir_okay=False))
+@click.argument("query", type=click.Path())
 @policy_options
 @click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=REFERENCE_HELP)
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
@@ -73,11 +83,16 @@ Examples:
               help="With --spark: the files whose schema the Spark plan reads.")
 def explain(query, late, ooo, early, action, job_config, references, output_format, with_spark,
             inputs) -> None:
-    """Print the logical plan of QUERY, event-ordering policy included."""
+    """Print the logical plan of QUERY (or of a VS Code ASA project folder's query, with its
+    JobConfig.json), event-ordering policy included."""
     from asaql.plan.explain import explain_plan, plan_json
 
+    project = read_project(query) if is_project(query) else None
+    if project is not None:  # a VS Code ASA project: its query, job configuration, references
+        query, job_config = str(project.query), job_config or project.job_config
     policy = policy_from(late, ooo, early, action, job_config)
-    reference_paths = reference_names(references)
+    reference_paths = {**dict.fromkeys(project.reference_aliases if project else ()),
+                       **reference_names(references)}
     compiled = compile_file(query, policy, tuple(reference_paths))
     spark_plans = _spark_plans(compiled, inputs, reference_paths) if with_spark else None
     if output_format == "json":

@@ -10,6 +10,8 @@ import click
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
+from asaql.project.bindings import Bindings, bind_project
+from asaql.project.files import is_project, read_project
 
 EXAMPLE = """
 \b
@@ -19,7 +21,7 @@ Example:
 
 
 @click.command(epilog=EXAMPLE)
-@click.argument("query", type=click.Path(dir_okay=False))
+@click.argument("query", type=click.Path())
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
               help="A file or folder for an input alias (PATH alone for a single input): "
                    ".jsonl/.json, .csv, .parquet or .avro; or kafka://HOST:PORT/TOPIC, or an "
@@ -36,8 +38,11 @@ Example:
                    "stopped).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
-                   "is one file, any other PATH a folder of JSON-lines part files, "
+                   "is one file, any other PATH a folder of part files (--output-format), "
                    "kafka://HOST:PORT/TOPIC (or an Event Hubs connection string) a topic.")
+@click.option("--output-format", "output_formats", multiple=True, metavar="ALIAS=FORMAT",
+              help="A folder output's part files: json (JSON lines, the default), csv (a "
+                   "header in each part) or parquet.")
 @click.option("--partition-key", "partition_keys", multiple=True, metavar="ALIAS=COLUMN",
               help="A topic output's message key: the row's value of COLUMN (ASA's partition "
                    "key column).")
@@ -54,14 +59,17 @@ Example:
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
+@click.option("--local", is_flag=True,
+              help="A project: read every input from its local stand-in (Inputs/local_*.json).")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, input_formats, kafka_config, start, outputs, partition_keys, late, ooo,
-        early, action, job_config, metrics_path, checkpoint, follow, master,
-        max_files_per_trigger, max_events_per_trigger, errors_path, references,
+def run(query, inputs, input_formats, kafka_config, start, outputs, output_formats,
+        partition_keys, late, ooo, early, action, job_config, metrics_path, checkpoint, follow,
+        master, max_files_per_trigger, max_events_per_trigger, errors_path, references, local,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
-    event-ordering policies.
+    event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
+    query, JobConfig.json, Inputs/ and Outputs/ are used; the options above win.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
@@ -71,33 +79,41 @@ def run(query, inputs, input_formats, kafka_config, start, outputs, partition_ke
     from asaql.runner import run as run_query
 
     click.get_current_context().meta["asaql.verbose"] = verbose
+    project = read_project(query) if is_project(query) else None
+    if project is not None:  # a VS Code ASA project: its query and job configuration
+        query, job_config = str(project.query), job_config or project.job_config
     policy = policy_from(late, ooo, early, action, job_config)
     reference_paths = reference_names(references)
     missing_path = [alias for alias, path in reference_paths.items() if path is None]
     if missing_path:
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
-    compiled = compile_file(query, policy, tuple(reference_paths))
-    given_inputs = input_paths(compiled, inputs, kafka_config)
-    given_formats = input_paths(compiled, input_formats, option="--input-format")
-    given_outputs = resolve_aliases(compiled.output_names,
-                                    output_targets(outputs, kafka_config), "output")
-    keys = resolve_aliases(compiled.output_names, pairs(partition_keys, "--partition-key", False),
-                           "output")
-    not_topics = [a for a in keys if not is_topic(given_outputs.get(a))]
+    compiled = compile_file(query, policy, tuple(reference_paths) + (
+        project.reference_aliases if project else ()))
+    given = Bindings(
+        input_paths(compiled, inputs, kafka_config),
+        input_paths(compiled, input_formats, option="--input-format"),
+        resolve_aliases(compiled.reference_names, reference_paths, "reference"),
+        resolve_aliases(compiled.output_names, output_targets(outputs, kafka_config), "output"),
+        resolve_aliases(compiled.output_names, pairs(output_formats, "--output-format", False),
+                        "output"),
+        resolve_aliases(compiled.output_names, pairs(partition_keys, "--partition-key", False),
+                        "output"))
+    if project is not None:
+        given = bind_project(project, compiled, given, kafka_config, local)
+    not_topics = [a for a in given.partition_keys if not is_topic(given.outputs.get(a))]
     if not_topics:
         raise click.UsageError(f"--partition-key {not_topics[0]}: that output is not a topic")
-    missing = [name for name in compiled.output_names if name not in given_outputs]
+    missing = [name for name in compiled.output_names if name not in given.outputs]
     if missing and len(compiled.output_names) > 1:
         raise click.UsageError(f"no path for output '{missing[0]}': use --output {missing[0]}=PATH")
-    options = RunOptions(inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
+    options = RunOptions(inputs=given.inputs, outputs=dict(given.outputs), checkpoint=checkpoint,
                          follow=follow, max_files_per_trigger=max_files_per_trigger,
-                         errors_path=errors_path,
-                         references=resolve_aliases(compiled.reference_names, reference_paths,
-                                                    "reference"),
+                         errors_path=errors_path, references=given.references,
                          metrics_path=metrics_path, status=_terminal(),
-                         input_formats=given_formats,
-                         kafka_start=start_position(start), output_keys=keys,
-                         max_events_per_trigger=max_events_per_trigger)
+                         input_formats=given.input_formats,
+                         kafka_start=start_position(start), output_keys=given.partition_keys,
+                         max_events_per_trigger=max_events_per_trigger,
+                         output_formats=given.output_formats)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

@@ -102,7 +102,7 @@ def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
     if isinstance(target, KafkaTopic):
         return KafkaSink(target, options.output_keys.get(name), checkpoint, fresh)
     journal = os.path.join(checkpoint, "journals", f"output-{_safe(name)}.jsonl")
-    return LineSink(target, fresh, journal, committed)
+    return LineSink(target, fresh, journal, committed, options.output_formats.get(name, "json"))
 
 
 def run_inputs(options) -> dict:

@@ -21,6 +21,9 @@ SESSION_CONF = {
     # Conversions that fail give NULL instead of failing the whole stream (ANSI mode would).
     "spark.sql.ansi.enabled": "false",
     "spark.driver.memory": "2g",
+    # A Parquet folder output's datetimes: UTC instants in µs, as every reader takes them
+    # (the default, INT96, is a legacy type readers see as zone-less nanoseconds).
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
 }
 
 

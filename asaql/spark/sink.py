@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from asaql.output_formats import output_format
 from asaql.runtime import columns as C
+from asaql.spark.folder_formats import SUFFIXES, has_rows, write_part_files
 from asaql.spark.format_outputs import file_output
 from asaql.spark.io import record_address
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
@@ -60,9 +61,10 @@ class LineSink:
     micro-batch, so a replayed micro-batch replaces its own."""
 
     def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
-                 committed: Committed | None = None):
+                 committed: Committed | None = None, folder_format: str = "json"):
         self.target = target
         self.fresh = fresh
+        self.folder_format = folder_format  # a folder's part files: json, csv or parquet
         self.lock = threading.Lock()
         self.file = None
         if isinstance(target, str) and output_format(target):
@@ -83,8 +85,9 @@ class LineSink:
 
     def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
               statement: int = 0) -> int:
-        """A folder: Spark's text writer, into a staging folder, then the part files renamed
-        to `part-BATCH-QUERY-STATEMENT-N.txt` (replacing those of an interrupted attempt)."""
+        """A folder: Spark's writer of its format, into a staging folder, then the part files
+        renamed to `part-BATCH-QUERY-STATEMENT-N.txt` (`.csv`, `.parquet`), replacing those of
+        an interrupted attempt."""
         observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*")
@@ -92,10 +95,13 @@ class LineSink:
         prefix = f"part-{batch_id:08d}-{query}-{statement}-"
         staging = os.path.join(self.target, STAGING_FOLDER, prefix.rstrip("-"))
         with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
-            counted.sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
-                .select(JSON_COLUMN).write.mode("overwrite").text(staging)
-            publish_part_files(Path(staging), Path(self.target), prefix)
-        return observation.get.get("rows") or 0
+            write_part_files(counted.sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN),
+                             JSON_COLUMN, self.folder_format, lines.fields, staging)
+            rows = observation.get.get("rows") or 0
+            # CSV and Parquet write a header or a schema even without rows: no part then
+            publish_part_files(Path(staging), Path(self.target), prefix,
+                               SUFFIXES[self.folder_format], keep=rows > 0)
+        return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
@@ -113,17 +119,18 @@ class LineSink:
 STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ or .
 
 
-def publish_part_files(staging: Path, folder: Path, prefix: str) -> None:
+def publish_part_files(staging: Path, folder: Path, prefix: str, suffix: str = ".txt",
+                       keep: bool = True) -> None:
     """Moves a micro-batch's non-empty part files from its staging folder into the output
     folder under names of its own; each file appears whole (a rename, which replaces the part
-    of the same name an interrupted attempt published)."""
-    parts = sorted(p for p in staging.glob("part-*") if p.stat().st_size > 0)
+    of the same name an interrupted attempt published). `keep=False`: none (no rows)."""
+    parts = sorted(p for p in staging.glob("part-*") if has_rows(p)) if keep else []
     for number, part in enumerate(parts):
-        os.replace(part, folder / f"{prefix}{number:05d}.txt")
+        os.replace(part, folder / f"{prefix}{number:05d}{suffix}")
     # An interrupted attempt published parts 0, 1, … in order: drop those beyond this one's
     # (found by name, not by listing a folder that grows with every micro-batch).
     number = len(parts)
-    while (old := folder / f"{prefix}{number:05d}.txt").exists():
+    while (old := folder / f"{prefix}{number:05d}{suffix}").exists():
         old.unlink()
         number += 1
     shutil.rmtree(staging, ignore_errors=True)
