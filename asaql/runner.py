@@ -38,6 +38,8 @@ class RunOptions:
     kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
     max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
+    kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
+    kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

@@ -34,6 +34,14 @@ Example:
               metavar="earliest|now|TIME",
               help="Where a new run starts reading a topic (a --checkpoint resumes where it "
                    "stopped).")
+@click.option("--kafka-group", metavar="NAME",
+              help="Commit each finished micro-batch's end offsets to this consumer group, so "
+                   "the broker's tools show the run's lag (monitoring only: the checkpoint "
+                   "decides where a run starts).")
+@click.option("--kafka-connector", type=click.Choice(["python", "spark"]), default="python",
+              show_default=True,
+              help="Read topics with asaql's own source, or with Spark's Kafka connector "
+                   "(needs its jar on Spark's classpath: spark.jars.packages).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
                    "is one file, any other PATH a folder of JSON-lines part files, "
@@ -56,8 +64,9 @@ Example:
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, input_formats, kafka_config, start, outputs, partition_keys, late, ooo,
-        early, action, job_config, metrics_path, checkpoint, follow, master,
+def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
+        partition_keys, late, ooo, early, action, job_config, metrics_path, checkpoint, follow,
+        master,
         max_files_per_trigger, max_events_per_trigger, errors_path, references,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
@@ -97,7 +106,8 @@ def run(query, inputs, input_formats, kafka_config, start, outputs, partition_ke
                          metrics_path=metrics_path, status=_terminal(),
                          input_formats=given_formats,
                          kafka_start=start_position(start), output_keys=keys,
-                         max_events_per_trigger=max_events_per_trigger)
+                         max_events_per_trigger=max_events_per_trigger,
+                         kafka_group=kafka_group, kafka_connector=kafka_connector)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
