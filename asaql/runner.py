@@ -64,6 +64,11 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
             raise ConfigurationError(f"--input-format is for files: a topic's messages ('{alias}') "
                                      "are read as JSON")
         parse_input_format(text)
+    from asaql.kafka.java_options import check_connector_options
+
+    check_connector_options(options.kafka_connector, options.kafka_group, options.follow,
+                            options.max_events_per_trigger,
+                            [t for t in options.inputs.values() if isinstance(t, KafkaTopic)])
     for topic in (*options.inputs.values(), *options.outputs.values()):
         if isinstance(topic, KafkaTopic):
             from asaql.kafka.client import partitions
