@@ -83,3 +83,38 @@ def test_without_the_option_no_group_is_committed(spark, kafka_broker, tmp_path)
     assert result.exit_code == 0 and len(rows) == 3
     # asaql's own clients use group "asaql" without ever committing
     assert committed(kafka_broker.address, "asaql", "ungrouped", 1)[0] < 0
+
+
+def test_a_commit_the_broker_refuses_is_a_warning_not_a_stop(spark, kafka_broker, tmp_path):
+    """The group has an active member (another application): the broker refuses commits from
+    outside it; the run still gives every row and exits 0, and says why once."""
+    import time
+
+    kafka_broker.create_topic("contested", 1)
+    kafka_broker.produce("contested", _events(5, 1))
+    member = Consumer({"bootstrap.servers": kafka_broker.address, "group.id": "busy",
+                       "session.timeout.ms": 30000, "logger": _quiet()})
+    try:
+        member.subscribe(["contested"])
+        deadline = time.monotonic() + 30
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.2)
+        assert member.assignment(), "the other application joined the group"
+        result, rows = _run(tmp_path, kafka_broker.uri("contested"), "--kafka-group", "busy")
+    finally:
+        member.close()
+    assert result.exit_code == 0, result.stderr
+    assert len(rows) == 5
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1, result.stderr
+    assert "could not commit the progress of kafka://" in warnings[0]
+    assert "'busy'" in warnings[0] and "monitoring only" in warnings[0]
+
+
+def _quiet():
+    import logging
+
+    log = logging.getLogger("tests.kafka.member")
+    log.addHandler(logging.NullHandler())
+    log.propagate = False
+    return log
