@@ -75,20 +75,38 @@ class Query:
 
     def to_dataframes(self, spark, inputs: dict, *, arrival: str = "EventEnqueuedUtcTime",
                       partition: str = "PartitionId", order: str | None = None,
-                      references: dict | None = None) -> dict:
-        """A DataFrame per output alias over the given input DataFrames (alias → DataFrame).
+                      references: dict | None = None, kafka_config: str | None = None,
+                      kafka_settings: dict | None = None, start="earliest",
+                      follow: bool = False) -> dict:
+        """A DataFrame per output alias over the given inputs (alias → a DataFrame, or a topic).
 
         Each input row is an event: its columns the payload; `arrival` names its arrival time
         (absent: the time Spark reads it); `partition` its partition (absent: 0); `order`
         optionally a column that orders events of equal arrival time (an offset), for
         repeatable results. A batch DataFrame is an input that has ended: every window closes.
+        A topic (`kafka://HOST:PORT/TOPIC`, an Event Hubs connection string, `asaql.topic`)
+        is read by asaql's Kafka source with ASA's Event Hub metadata, as `asaql run` reads
+        it, from `start`, with `kafka_config`/`kafka_settings`; without `follow` up to the end
+        offsets found at start, where every window closes.
         `references`: reference data alias → a JSON-lines or CSV file.
         """
+        from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
+        from asaql.spark.kafka_input import KafkaRead
 
-        return output_frames(self.compiled, spark, inputs, arrival, partition, order,
+        position = start_position(start)
+        given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,
+                                  follow)
+                 if isinstance(value, (str, KafkaTopic)) else value
+                 for alias, value in inputs.items()}
+        return output_frames(self.compiled, spark, given, arrival, partition, order,
                              references or {})
 
+    @staticmethod
+    def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:
+        if isinstance(value, KafkaTopic):
+            return value
+        return topic(value, config, settings)
 
     def run(self, spark=None, inputs: dict | None = None, outputs: dict | None = None, *,
             kafka_config: str | None = None, kafka_settings: dict | None = None,
@@ -119,11 +137,8 @@ class Query:
                                      f"'{kafka_connector}'")
 
         def where(value):
-            if isinstance(value, KafkaTopic):
-                return value
-            value = str(value)
-            return with_settings(kafka_topic(value, kafka_config), kafka_settings) \
-                if is_kafka_location(value) else value
+            return self._topic(value, kafka_config, kafka_settings) \
+                if isinstance(value, KafkaTopic) or is_kafka_location(str(value)) else str(value)
 
         given_inputs = resolve_aliases(self.inputs, {a: where(v) for a, v in
                                                      (inputs or {}).items()}, "input")

@@ -5,6 +5,7 @@ output too."""
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,29 @@ def test_run_writes_a_topic_output_with_a_partition_key(spark, kafka_broker, iot
     assert all(len(parts) == 1 for parts in by_key.values()), "a key's rows share a partition"
 
 
+def test_to_dataframes_reads_a_topic_and_gives_the_cli_rows(spark, iot, cli_windows, tmp_path):
+    """A topic given to to_dataframes as a kafka:// string: the job owns trigger and sink."""
+    uri, _ = iot
+    query = asaql.compile(WINDOWS, late="5s", ooo="2s")
+    frame = query.to_dataframes(spark, {"input": uri},
+                                kafka_settings={"client.id": "asaql-embed"})["out"]
+    assert frame.isStreaming
+    stream = (frame.writeStream.format("memory").queryName("asaql_api_topic_windows")
+              .option("checkpointLocation", str(tmp_path / "cp")).trigger(availableNow=True)
+              .start())
+    stream.awaitTermination(300)
+    rows = [row.asDict() for row in spark.table("asaql_api_topic_windows").collect()]
+    assert rows, "the windows close at the end of the topic"
+
+    def asa_text(value):
+        if isinstance(value, datetime):
+            return value.strftime("%Y-%m-%dT%H:%M:%S.%f") + "0Z"
+        return value
+
+    assert sorted(_key({k: asa_text(v) for k, v in row.items()}) for row in rows) == \
+        sorted(map(_key, cli_windows))
+
+
 def test_run_starts_at_a_time(spark, kafka_broker, tmp_path):
     kafka_broker.create_topic("api-start", 1)
     records = [{"n": i, "PartitionId": 0, "EventEnqueuedUtcTime": f"2026-11-24T10:00:0{i}Z"}
@@ -86,7 +110,7 @@ def test_run_starts_at_a_time(spark, kafka_broker, tmp_path):
     kafka_broker.produce("api-start", records)
     query = asaql.compile("SELECT n INTO out FROM input")
     out = tmp_path / "out.jsonl"
-    from datetime import datetime, timezone
+    from datetime import timezone
 
     query.run(spark, {"input": kafka_broker.uri("api-start")}, {"out": str(out)},
               start=datetime(2026, 11, 24, 10, 0, 3, tzinfo=timezone.utc),
