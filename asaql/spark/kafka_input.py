@@ -44,7 +44,7 @@ def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame
     if read.connector == "spark":
         from asaql.spark.spark_kafka import spark_kafka_lines
 
-        return spark_kafka_lines(spark, read, control)
+        return spark_kafka_lines(spark, read.topic, read.start, read.max_per_trigger, control)
     spark.dataSource.register(KafkaSource)
     return spark.readStream.format(NAME) \
         .options(**reader_options(read.topic, control, read.start, read.follow,

@@ -16,9 +16,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from asaql.errors import ConfigurationError
+from asaql.kafka.endpoints import KafkaTopic
 from asaql.kafka.java_options import java_options, start_options
 from asaql.spark.control import CONTROL_PREFIX
-from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 
 # The connector of this Spark (Scala 2.13, like every Spark 4 build).
@@ -29,24 +29,27 @@ MISSING = (f"Spark's Kafka connector is not on this Spark's classpath: start Spa
            "--kafka-connector python")
 
 
-def connector_options(read: KafkaRead) -> dict[str, str]:
-    options = {"subscribe": read.topic.topic, "failOnDataLoss": "true",
-               "includeHeaders": "true", **start_options(read.start),
-               **java_options(read.topic)}
-    if read.max_per_trigger:
-        options["maxOffsetsPerTrigger"] = str(read.max_per_trigger)
+def connector_options(topic: KafkaTopic, start: str | int,
+                      max_per_trigger: int | None) -> dict[str, str]:
+    options = {"subscribe": topic.topic, "failOnDataLoss": "true", "includeHeaders": "true",
+               **start_options(start), **java_options(topic)}
+    if max_per_trigger:
+        options["maxOffsetsPerTrigger"] = str(max_per_trigger)
     return options
 
 
-def spark_kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame:
-    """The topic's records and the control records, as the Python source gives them."""
+def spark_kafka_lines(spark: SparkSession, topic: KafkaTopic, start: str | int,
+                      max_per_trigger: int | None, control: str) -> DataFrame:
+    """The topic's records and the control records, as the Python source gives them (the
+    source's own end is Trigger.AvailableNow's: the end offsets found at start)."""
+    options = connector_options(topic, start, max_per_trigger)
     try:
-        frame = spark.readStream.format("kafka").options(**connector_options(read)).load()
+        frame = spark.readStream.format("kafka").options(**options).load()
     except Exception as error:  # AnalysisException: no data source named kafka
         if _connector_missing(error):
             raise ConfigurationError(MISSING) from None
         raise
-    not_before = read.start if isinstance(read.start, int) else None
+    not_before = start if isinstance(start, int) else None
     return kafka_records(frame, not_before).unionByName(control_lines(spark, control))
 
 

@@ -5,7 +5,6 @@ real CLI; the expected rows are what `asaql run` gives over the same events from
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
