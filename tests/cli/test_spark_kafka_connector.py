@@ -63,7 +63,8 @@ def test_spark_kafka_rows_become_the_records_asaqls_source_reads(spark, kafka_br
     later = 1_795_000_000_000 + 3000  # --start TIME skips records stamped earlier
     kept = kafka_records(frame, later).collect()
     # records 3, 4, 5: partition number % 2, offset number // 2
-    assert sorted((row._asaql_partition, row.asaql__line) for row in kept) == [(0, 2), (1, 1), (1, 2)]
+    assert sorted((row._asaql_partition, row.asaql__line) for row in kept) == \
+        [(0, 2), (1, 1), (1, 2)]
     assert all(row._asaql_mtime >= datetime.fromtimestamp(later / 1000, timezone.utc)
                .replace(tzinfo=None) for row in kept)
 
