@@ -66,6 +66,9 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
         parse_input_format(text)
     from asaql.kafka.java_options import check_connector_options
 
+    if options.kafka_group and not any(isinstance(t, KafkaTopic) for t in options.inputs.values()):
+        raise ConfigurationError("--kafka-group commits the progress of topic inputs: this run "
+                                 "reads none")
     check_connector_options(options.kafka_connector, options.kafka_group, options.follow,
                             options.max_events_per_trigger,
                             [t for t in options.inputs.values() if isinstance(t, KafkaTopic)])

@@ -80,3 +80,16 @@ def test_what_the_spark_connector_cannot_honour_is_refused():
     with pytest.raises(ConfigurationError, match="no Java client equivalent"):
         check_connector_options("spark", None, False, None,
                                 [KafkaTopic("b:9092", "t", (("debug", "all"),))])
+
+
+def test_a_group_without_a_topic_input_is_refused(tmp_path):
+    from asaql.compiler import compile_query
+    from asaql.plan.policy import EventOrderingPolicy
+    from asaql.runner import RunOptions, check_options
+
+    (tmp_path / "in.jsonl").write_text("{}\n")
+    compiled = compile_query("SELECT * INTO out FROM input", EventOrderingPolicy(), ())
+    options = RunOptions(inputs={"input": str(tmp_path / "in.jsonl")}, outputs={},
+                         kafka_group="monitor")
+    with pytest.raises(ConfigurationError, match="reads none"):
+        check_options(compiled, options)
