@@ -164,13 +164,16 @@ def _reason(topic: KafkaTopic, error: KafkaException) -> str:
     return topic.redact(text)
 
 
-def commit_progress(topic: KafkaTopic, group: str, offsets: dict[int, int]) -> str | None:
+def commit_progress(topic: KafkaTopic, group: str, offsets: dict[int, int],
+                    client: Consumer | None = None) -> str | None:
     """Commits `offsets` (partition → the next offset to read) to consumer group `group`, for
-    monitoring (lag) only; → None, or why the commit failed (a warning: never a stop)."""
+    monitoring (lag) only; → None, or why the commit failed (a warning: never a stop).
+    `client`: a consumer of that group to reuse (else one is made for this commit)."""
     if not offsets:
         return None
+    own = client is None
     try:
-        client = consumer(topic, **{"group.id": group})
+        client = client or consumer(topic, **{"group.id": group})
     except ConfigurationError as error:
         return str(error)
     try:
@@ -180,5 +183,5 @@ def commit_progress(topic: KafkaTopic, group: str, offsets: dict[int, int]) -> s
     except KafkaException as error:
         return _reason(topic, error)
     finally:
-        client.close()
-
+        if own:
+            client.close()

@@ -74,6 +74,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.max_per_trigger = options.get("max_per_trigger")
         self.group = options.get("group")  # --kafka-group: progress committed for monitoring
         self.group_warned: set[str] = set()
+        self.group_client = None
         self.numbers: list[int] | None = None
         self.target: dict[int, int] | None = None  # a finite run's end, fixed at its start
 
@@ -138,15 +139,25 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         the checkpoint decides where a run starts, and a failed commit is a warning."""
         if not self.group:
             return
-        from asaql.kafka.client import commit_progress
+        from asaql.kafka.client import commit_progress, consumer
 
         offsets = {int(n): offset for n, offset in end.get(self.topic.topic, {}).items()}
-        problem = commit_progress(self.topic, self.group, offsets)
+        try:
+            if self.group_client is None:  # one client for the run: a commit per micro-batch
+                self.group_client = consumer(self.topic, **{"group.id": self.group})
+            problem = commit_progress(self.topic, self.group, offsets, self.group_client)
+        except ConfigurationError as error:
+            problem = str(error)
         if problem is not None and problem not in self.group_warned:
             self.group_warned.add(problem)  # once per reason, not once per micro-batch
             print(f"asaql: warning: could not commit the progress of {self.topic} to consumer "
                   f"group '{self.group}' (monitoring only; the run goes on): {problem}",
                   file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.group_client is not None:
+            self.group_client.close()
+            self.group_client = None
 
     def read(self, part: _Range):
         if part.partition is None:

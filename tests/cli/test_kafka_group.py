@@ -118,3 +118,22 @@ def _quiet():
     log.addHandler(logging.NullHandler())
     log.propagate = False
     return log
+
+
+def test_the_stream_reader_commits_each_end_spark_gives_it(kafka_broker, tmp_path):
+    """What Spark calls after each micro-batch: the reader's commit(end), one client reused."""
+    from asaql.kafka.endpoints import KafkaTopic
+    from asaql.spark.kafka_source import KafkaStreamReader, reader_options
+
+    kafka_broker.create_topic("per-batch", 2)
+    kafka_broker.produce("per-batch", _events(6, 2))
+    options = reader_options(KafkaTopic(kafka_broker.address, "per-batch"), str(tmp_path),
+                             "earliest", False, group="batches")
+    reader = KafkaStreamReader(json.loads(options["input"]))
+    try:
+        reader.commit({"per-batch": {"0": 1, "1": 2}, "asaql-control": 0})
+        assert committed(kafka_broker.address, "batches", "per-batch", 2) == {0: 1, 1: 2}
+        reader.commit({"per-batch": {"0": 3, "1": 3}, "asaql-control": 1})
+        assert committed(kafka_broker.address, "batches", "per-batch", 2) == {0: 3, 1: 3}
+    finally:
+        reader.stop()
