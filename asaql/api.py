@@ -6,10 +6,16 @@
     outputs = query.to_dataframes(spark, {"input": events})   # alias → DataFrame
     outputs["output"].writeStream.format("console").start()
 
+    counts = query.run(spark, {"input": "kafka://broker:9092/telemetry"},
+                       {"output": "out.jsonl"}, start="earliest")       # as `asaql run` does
+
 `to_dataframes` takes a DataFrame per input alias, streaming (any Spark source: files, rate,
 Kafka…) or batch, and gives a DataFrame per output alias with the SELECT's columns, typed: the
 event-ordering policy, the watermarks and System.Timestamp applied by the same stateful step
-`asaql run` uses. Your job owns the sources, sinks, triggers and checkpoints.
+`asaql run` uses. Your job owns the sources, sinks, triggers and checkpoints. `run` is
+`asaql run` itself: inputs and outputs named as on the command line (files, folders,
+`kafka://HOST:PORT/TOPIC`, Event Hubs connection strings, or `asaql.topic(...)` for a topic with
+its own client settings).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 
 from asaql.compiler import CompiledQuery, compile_query
 from asaql.errors import ConfigurationError
+from asaql.kafka.endpoints import KafkaTopic, is_kafka_location, kafka_topic, with_settings
 from asaql.plan.policy import EventOrderingPolicy
 
 
@@ -28,6 +35,16 @@ def compile(text: str, late: str = "5s", ooo: str = "0s", early: str | None = "5
     policy = EventOrderingPolicy.from_options(late, ooo, "none" if early is None else early,
                                               action)
     return Query(compile_query(text, policy, tuple(references)))
+
+
+def topic(location: str, config: str | None = None, settings: dict | None = None) -> KafkaTopic:
+    """A topic to read or write: `kafka://HOST:PORT/TOPIC` or an Event Hubs connection string,
+    with the librdkafka settings of the file `config` (as `--kafka-config`) and then `settings`
+    (SASL, TLS, tuning), which win. It prints as kafka://HOST:PORT/TOPIC: secrets never show."""
+    if not is_kafka_location(location):
+        raise ConfigurationError(f"a topic is kafka://HOST:PORT/TOPIC or an Event Hubs "
+                                 f"connection string, got '{location}'")
+    return with_settings(kafka_topic(location, config), settings)
 
 
 @dataclass(frozen=True)
@@ -58,19 +75,94 @@ class Query:
 
     def to_dataframes(self, spark, inputs: dict, *, arrival: str = "EventEnqueuedUtcTime",
                       partition: str = "PartitionId", order: str | None = None,
-                      references: dict | None = None) -> dict:
-        """A DataFrame per output alias over the given input DataFrames (alias → DataFrame).
+                      references: dict | None = None, kafka_config: str | None = None,
+                      kafka_settings: dict | None = None, start="earliest",
+                      follow: bool = False) -> dict:
+        """A DataFrame per output alias over the given inputs (alias → a DataFrame, or a topic).
 
         Each input row is an event: its columns the payload; `arrival` names its arrival time
         (absent: the time Spark reads it); `partition` its partition (absent: 0); `order`
         optionally a column that orders events of equal arrival time (an offset), for
         repeatable results. A batch DataFrame is an input that has ended: every window closes.
+        A topic (`kafka://HOST:PORT/TOPIC`, an Event Hubs connection string, `asaql.topic`)
+        is read by asaql's Kafka source with ASA's Event Hub metadata, as `asaql run` reads
+        it, from `start`, with `kafka_config`/`kafka_settings`; without `follow` up to the end
+        offsets found at start, where every window closes.
         `references`: reference data alias → a JSON-lines or CSV file.
         """
+        from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
+        from asaql.spark.kafka_input import KafkaRead
 
-        return output_frames(self.compiled, spark, inputs, arrival, partition, order,
+        position = start_position(start)
+        given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,
+                                  follow)
+                 if isinstance(value, (str, KafkaTopic)) else value
+                 for alias, value in inputs.items()}
+        return output_frames(self.compiled, spark, given, arrival, partition, order,
                              references or {})
+
+    @staticmethod
+    def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:
+        if isinstance(value, KafkaTopic):
+            return value
+        return topic(value, config, settings)
+
+    def run(self, spark=None, inputs: dict | None = None, outputs: dict | None = None, *,
+            kafka_config: str | None = None, kafka_settings: dict | None = None,
+            start="earliest", checkpoint: str | None = None, follow: bool = False,
+            errors: str = "asaql-errors.jsonl", references: dict | None = None,
+            partition_keys: dict | None = None, kafka_group: str | None = None,
+            kafka_connector: str = "python", max_events_per_trigger: int | None = None,
+            metrics: str | None = None):
+        """Run the query as `asaql run` does; → its counts (asaql.spark.sink.RunCounts).
+
+        `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
+        connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder or a
+        topic (an alias left out: its rows go to stdout). `kafka_config` (a librdkafka
+        properties file) and `kafka_settings` (a dict, winning) apply to every topic given as
+        text. `start`: "earliest", "now", or a time (ISO text, datetime, ms) where a new run
+        starts reading a topic; a `checkpoint` resumes where the last run stopped. Without
+        `follow`, a topic is read up to the end offsets found at start and every window closes.
+        `kafka_group`: a consumer group each micro-batch's end offsets are committed to
+        (monitoring only); `kafka_connector="spark"`: Spark's own Kafka connector (its jar
+        must be on Spark's classpath)."""
+        from asaql.kafka.endpoints import start_position
+        from asaql.plan.aliases import resolve_aliases
+        from asaql.runner import RunOptions
+        from asaql.runner import run as run_query
+
+        if kafka_connector not in ("python", "spark"):
+            raise ConfigurationError(f"kafka_connector is 'python' or 'spark', got "
+                                     f"'{kafka_connector}'")
+
+        def where(value):
+            return self._topic(value, kafka_config, kafka_settings) \
+                if isinstance(value, KafkaTopic) or is_kafka_location(str(value)) else str(value)
+
+        given_inputs = resolve_aliases(self.inputs, {a: where(v) for a, v in
+                                                     (inputs or {}).items()}, "input")
+        given_outputs = resolve_aliases(self.outputs, {a: where(v) for a, v in
+                                                       (outputs or {}).items()}, "output")
+        keys = resolve_aliases(self.outputs, dict(partition_keys or {}), "output")
+        not_topics = [a for a in keys if not isinstance(given_outputs.get(a), KafkaTopic)]
+        if not_topics:
+            raise ConfigurationError(f"partition_keys names '{not_topics[0]}', which is not a "
+                                     "topic output")
+        options = RunOptions(
+            inputs=given_inputs, outputs=dict(given_outputs), checkpoint=checkpoint,
+            follow=follow, errors_path=str(errors),
+            references=resolve_aliases(self.compiled.reference_names,
+                                       {a: str(p) for a, p in (references or {}).items()},
+                                       "reference"),
+            metrics_path=metrics, kafka_start=start_position(start), output_keys=keys,
+            max_events_per_trigger=max_events_per_trigger, kafka_group=kafka_group,
+            kafka_connector=kafka_connector)
+        if spark is None:
+            from asaql.spark.session import build_session
+
+            spark = build_session()
+        return run_query(self.compiled, options, spark=spark)
 
 
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],

@@ -39,6 +39,8 @@ class RunOptions:
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
     max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
     output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
+    kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
+    kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -63,6 +65,14 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
             raise ConfigurationError(f"--input-format is for files: a topic's messages ('{alias}') "
                                      "are read as JSON")
         parse_input_format(text)
+    from asaql.kafka.java_options import check_connector_options
+
+    if options.kafka_group and not any(isinstance(t, KafkaTopic) for t in options.inputs.values()):
+        raise ConfigurationError("--kafka-group commits the progress of topic inputs: this run "
+                                 "reads none")
+    check_connector_options(options.kafka_connector, options.kafka_group, options.follow,
+                            options.max_events_per_trigger,
+                            [t for t in options.inputs.values() if isinstance(t, KafkaTopic)])
     for topic in (*options.inputs.values(), *options.outputs.values()):
         if isinstance(topic, KafkaTopic):
             from asaql.kafka.client import partitions

@@ -147,18 +147,14 @@ def is_topic(target) -> bool:
 
 def start_position(value: str):
     """--start: earliest, now, or an ISO 8601 time (UTC unless it says) → ms since the epoch."""
-    from datetime import datetime, timezone
+    from asaql.errors import ConfigurationError
+    from asaql.kafka.endpoints import start_position as parse
 
-    if value.lower() in ("earliest", "now"):
-        return value.lower()
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
+        return parse(value)
+    except ConfigurationError:
         raise click.UsageError(f"--start takes earliest, now or a time such as "
                                f"2026-11-24T10:00:00Z, got '{value}'") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
 
 
 def indent(text: str) -> str:

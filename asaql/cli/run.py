@@ -36,6 +36,14 @@ Example:
               metavar="earliest|now|TIME",
               help="Where a new run starts reading a topic (a --checkpoint resumes where it "
                    "stopped).")
+@click.option("--kafka-group", metavar="NAME",
+              help="Commit each finished micro-batch's end offsets to this consumer group, so "
+                   "the broker's tools show the run's lag (monitoring only: the checkpoint "
+                   "decides where a run starts).")
+@click.option("--kafka-connector", type=click.Choice(["python", "spark"]), default="python",
+              show_default=True,
+              help="Read topics with asaql's own source, or with Spark's Kafka connector "
+                   "(needs its jar on Spark's classpath: spark.jars.packages).")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
                    "is one file, any other PATH a folder of part files (--output-format), "
@@ -63,9 +71,10 @@ Example:
               help="A project: read every input from its local stand-in (Inputs/local_*.json).")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, input_formats, kafka_config, start, outputs, output_formats,
-        partition_keys, late, ooo, early, action, job_config, metrics_path, checkpoint, follow,
-        master, max_files_per_trigger, max_events_per_trigger, errors_path, references, local,
+def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
+        output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
+        checkpoint, follow, master, max_files_per_trigger, max_events_per_trigger, errors_path,
+        references, local,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -113,7 +122,8 @@ def run(query, inputs, input_formats, kafka_config, start, outputs, output_forma
                          input_formats=given.input_formats,
                          kafka_start=start_position(start), output_keys=given.partition_keys,
                          max_events_per_trigger=max_events_per_trigger,
-                         output_formats=given.output_formats)
+                         output_formats=given.output_formats,
+                         kafka_group=kafka_group, kafka_connector=kafka_connector)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

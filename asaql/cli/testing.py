@@ -39,7 +39,8 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
 
     A case folder holds query.sql, input.jsonl (or inputs/ALIAS.jsonl), expected.jsonl (or
     expected/ALIAS.jsonl) and an optional case.toml (late, ooo, early, action, ordered,
-    max_files_per_trigger).
+    max_files_per_trigger; an [inputs] table ALIAS = "kafka://HOST:PORT/TOPIC" reads an input
+    from a topic, with kafka_config = "FILE" and start = "earliest|now|TIME").
     """
     import time as clock
 

@@ -187,3 +187,26 @@ def _reason(topic: KafkaTopic, error: KafkaException) -> str:
     first = error.args[0] if error.args else error
     text = first.str() if hasattr(first, "str") else str(first)
     return topic.redact(text)
+
+
+def commit_progress(topic: KafkaTopic, group: str, offsets: dict[int, int],
+                    client: Consumer | None = None) -> str | None:
+    """Commits `offsets` (partition → the next offset to read) to consumer group `group`, for
+    monitoring (lag) only; → None, or why the commit failed (a warning: never a stop).
+    `client`: a consumer of that group to reuse (else one is made for this commit)."""
+    if not offsets:
+        return None
+    own = client is None
+    try:
+        client = client or consumer(topic, **{"group.id": group})
+    except ConfigurationError as error:
+        return str(error)
+    try:
+        client.commit(offsets=[TopicPartition(topic.topic, n, o) for n, o in offsets.items()],
+                      asynchronous=False)
+        return None
+    except KafkaException as error:
+        return _reason(topic, error)
+    finally:
+        if own:
+            client.close()

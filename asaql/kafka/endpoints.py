@@ -86,6 +86,37 @@ def _event_hub(connection: str) -> KafkaTopic:
     return KafkaTopic(bootstrap, hub, tuple(settings.items()))
 
 
+def with_settings(topic: KafkaTopic, settings: dict[str, str] | None) -> KafkaTopic:
+    """The topic with more client settings (they win over its own)."""
+    if not settings:
+        return topic
+    merged = {**dict(topic.settings), **{str(k): str(v) for k, v in settings.items()}}
+    return KafkaTopic(topic.bootstrap, topic.topic, tuple(merged.items()))
+
+
+def start_position(value) -> str | int:
+    """Where a new run starts reading a topic: "earliest", "now", or a time (ISO 8601 text, UTC
+    unless it says; a datetime; ms since the epoch) → ms since the epoch."""
+    from datetime import datetime, timezone
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("earliest", "now"):
+        return value.lower()
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+    if not isinstance(moment, datetime):
+        raise ConfigurationError(f"a start position is earliest, now or a time such as "
+                                 f"2026-11-24T10:00:00Z, got '{value}'")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
 def read_client_config(path: str) -> dict[str, str]:
     """A librdkafka properties file: `name=value` lines, `#` comments, blank lines."""
     try:

@@ -15,6 +15,7 @@ from pyspark.sql import types as T
 from asaql.errors import ConfigurationError
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
+from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
@@ -22,6 +23,8 @@ from asaql.spark.reference import load_reference
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
                   order: str | None, references: dict[str, str]) -> dict[str, DataFrame]:
+    """`inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
+    `asaql run` reads it)."""
     if compiled.plan.stage_names:
         raise ConfigurationError(
             "this query needs two stateful steps in a row (a stage: see the README), which "
@@ -41,19 +44,25 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
     for key, value in SEMANTIC_CONF.items():
         spark.conf.set(key, value)
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    frames_given = {a: f for a, f in given.items() if not isinstance(f, KafkaRead)}
     events = {alias: _events(spark, frame, arrival, partition, order)
-              for alias, frame in given.items()}
-    payloads = {alias: _payload_schema(frame) for alias, frame in given.items()}
+              for alias, frame in frames_given.items()}
+    payloads = {alias: _payload_schema(frame) for alias, frame in frames_given.items()}
+    topic_reads = {a: r for a, r in given.items() if isinstance(r, KafkaRead)}
+    for alias, read in topic_reads.items():
+        payloads[alias], events[alias] = _topic_events(spark, read)
     frames: dict[str, list[DataFrame]] = {}
     for group in group_by_source(compiled.plan):
         if isinstance(group, JoinGroup):
             sides = (group.input_alias, group.right_alias)
             lowered = lower_join_group(
                 spark, group, ("", ""), tuple(payloads[a] for a in sides), ("", ""), None,
-                ((), ()), buckets, tables, events=tuple(events[a] for a in sides), typed=True)
+                tuple(_partitions(spark, group, topic_reads.get(a)) for a in sides), buckets,
+                tables, events=tuple(events[a] for a in sides), typed=True)
         else:
             alias = group.input_alias
-            lowered = lower_group(spark, group, "", payloads[alias], "", None, (), buckets,
+            lowered = lower_group(spark, group, "", payloads[alias], "", None,
+                                  _partitions(spark, group, topic_reads.get(alias)), buckets,
                                   tables, events=events[alias], typed=True)
         for write, lines in lowered.outputs:
             frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
@@ -63,6 +72,32 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
 
 # Session settings the lowering relies on (set on the user's session: documented in the README)
 SEMANTIC_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": "false"}
+
+
+def _topic_events(spark: SparkSession, read: KafkaRead) -> tuple[T.StructType, DataFrame]:
+    """A topic's payload schema (from a sample of its records) and its events, read as `asaql
+    run` reads them. Its control folder (the end of a finite read) is a new temporary folder."""
+    import tempfile
+
+    from asaql.spark.control import control_folder, write_end_of_input
+    from asaql.spark.io import infer_payload_schema, read_events
+
+    control = control_folder(tempfile.mkdtemp(prefix="asaql-embed-"))
+    if not read.follow:
+        write_end_of_input(control, [])
+    schema = infer_payload_schema(spark, read)
+    return schema, read_events(spark, read, schema, str(control))
+
+
+def _partitions(spark: SparkSession, group, read: KafkaRead | None) -> tuple:
+    """A topic's partitions, for a watermark over them all (as execute.py's _lower)."""
+    if read is None or group.scope != "combined":
+        return ()
+    if not isinstance(group, JoinGroup) and not group.ordered:
+        return ()
+    from asaql.spark.io import discover_partitions
+
+    return discover_partitions(spark, read)
 
 
 def _payload_schema(frame: DataFrame) -> T.StructType:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 import threading
 import time
 import uuid
@@ -19,7 +20,7 @@ from asaql.input_files import input_files
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.io import discover_partitions, infer_payload_schema
-from asaql.spark.kafka_input import KafkaRead
+from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
@@ -88,6 +89,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             if not options.follow or not _wait(queries, True, options.references, versions):
                 break
             tickers.clear()
+        commit_last_progress(queries, [r for r in run_inputs(options).values()
+                                       if isinstance(r, KafkaRead)],
+                             lambda text: print(text, file=sys.stderr, flush=True))
     finally:
         stop.set()
         if metrics is not None:
@@ -108,7 +112,8 @@ def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
 def run_inputs(options) -> dict:
     """Input alias → a file or folder, or how a topic is read (KafkaRead)."""
     return {alias: KafkaRead(where, options.kafka_start, options.follow,
-                             options.max_events_per_trigger)
+                             options.max_events_per_trigger, options.kafka_group,
+                             options.kafka_connector)
             if isinstance(where, KafkaTopic) else where
             for alias, where in options.inputs.items()}
 

@@ -33,16 +33,22 @@ class KafkaRead:
     start: str | int = "earliest"
     follow: bool = False
     max_per_trigger: int | None = None
+    group: str | None = None  # --kafka-group: a consumer group the progress is committed to
+    connector: str = "python"  # --kafka-connector: asaql's source, or Spark's own ("spark")
 
     def __str__(self) -> str:
         return str(self.topic)
 
 
 def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame:
+    if read.connector == "spark":
+        from asaql.spark.spark_kafka import spark_kafka_lines
+
+        return spark_kafka_lines(spark, read.topic, read.start, read.max_per_trigger, control)
     spark.dataSource.register(KafkaSource)
     return spark.readStream.format(NAME) \
         .options(**reader_options(read.topic, control, read.start, read.follow,
-                                  read.max_per_trigger)).load()
+                                  read.max_per_trigger, read.group)).load()
 
 
 def with_metadata(payload: T.StructType) -> T.StructType:
@@ -90,3 +96,28 @@ def _kept(topic: KafkaTopic) -> tuple[list[int], dict[int, int], dict[int, int]]
     numbers = partitions(topic)
     ends = end_offsets(topic, numbers)
     return numbers, start_offsets(topic, numbers, "earliest", ends), ends
+
+
+def commit_last_progress(queries, reads: list[KafkaRead], warn) -> None:
+    """--kafka-group after the queries stopped: Spark commits a micro-batch's end to the source
+    only when it plans the next one, so the last micro-batch of a run is committed here, from
+    the end offsets of the last progress each query reported. `warn(text)`: a failure."""
+    import json
+
+    from asaql.kafka.client import commit_progress
+
+    grouped = [read for read in reads if read.group and read.connector == "python"]
+    for query in queries if grouped else ():
+        progress = query.lastProgress
+        for source in (progress.sources if progress is not None else ()):
+            end = source.endOffset
+            end = json.loads(end) if isinstance(end, str) else end
+            for read in grouped:
+                if not isinstance(end, dict) or read.topic.topic not in end:
+                    continue
+                offsets = {int(n): o for n, o in end[read.topic.topic].items()}
+                problem = commit_progress(read.topic, read.group, offsets)
+                if problem is not None:
+                    warn(f"asaql: warning: could not commit the progress of {read.topic} to "
+                         f"consumer group '{read.group}' (monitoring only): {problem}")
+

@@ -14,6 +14,7 @@ the broker's arrival time), its text, and the partition.
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -37,12 +38,13 @@ def kafka_file(topic: str, partition: int) -> str:
 
 
 def reader_options(topic: KafkaTopic, control: str, start, follow: bool,
-                   max_per_trigger: int | None = None) -> dict[str, str]:
+                   max_per_trigger: int | None = None, group: str | None = None
+                   ) -> dict[str, str]:
     """The one option the source takes (JSON; Spark shows no source option in its plans)."""
     return {"input": json.dumps({"bootstrap": topic.bootstrap, "topic": topic.topic,
                                  "settings": list(topic.settings), "control": control,
                                  "start": start, "follow": follow,
-                                 "max_per_trigger": max_per_trigger})}
+                                 "max_per_trigger": max_per_trigger, "group": group})}
 
 
 class KafkaSource(DataSource):
@@ -70,6 +72,9 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.start = options["start"]
         self.follow = options["follow"]
         self.max_per_trigger = options.get("max_per_trigger")
+        self.group = options.get("group")  # --kafka-group: progress committed for monitoring
+        self.group_warned: set[str] = set()
+        self.group_client = None
         self.numbers: list[int] | None = None
         self.target: dict[int, int] | None = None  # a finite run's end, fixed at its start
 
@@ -127,6 +132,32 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if end[CONTROL_KEY] > start.get(CONTROL_KEY, 0):
             ranges.append(_Range(None, start.get(CONTROL_KEY, 0), end[CONTROL_KEY]))
         return ranges
+
+    def commit(self, end: dict) -> None:
+        """Spark calls this once a micro-batch is done: with --kafka-group, its end offsets
+        go to the consumer group, so the broker's tools show the job's lag. Monitoring only:
+        the checkpoint decides where a run starts, and a failed commit is a warning."""
+        if not self.group:
+            return
+        from asaql.kafka.client import commit_progress, consumer
+
+        offsets = {int(n): offset for n, offset in end.get(self.topic.topic, {}).items()}
+        try:
+            if self.group_client is None:  # one client for the run: a commit per micro-batch
+                self.group_client = consumer(self.topic, **{"group.id": self.group})
+            problem = commit_progress(self.topic, self.group, offsets, self.group_client)
+        except ConfigurationError as error:
+            problem = str(error)
+        if problem is not None and problem not in self.group_warned:
+            self.group_warned.add(problem)  # once per reason, not once per micro-batch
+            print(f"asaql: warning: could not commit the progress of {self.topic} to consumer "
+                  f"group '{self.group}' (monitoring only; the run goes on): {problem}",
+                  file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.group_client is not None:
+            self.group_client.close()
+            self.group_client = None
 
     def read(self, part: _Range):
         if part.partition is None:

@@ -1,18 +1,24 @@
 """ASA's CI/CD test configuration (`testConfig.json`: TestCases[].Inputs[]{InputAlias, Type,
 Format, FilePath}, ExpectedOutputs[]{OutputAlias, FilePath, Required}) run as `asaql test`
-cases, each output's result in ASA's categories (asaql/testing/suite.py)."""
+cases, each output's result in ASA's categories (asaql/testing/suite.py).
+
+An input's FilePath may be a topic instead of a file: `kafka://HOST:PORT/TOPIC` or an Event Hubs
+connection string (${VAR}s expanded), with asaql's own fields KafkaConfig (a librdkafka
+properties file, relative to the configuration) and Start (earliest, now or a time)."""
 
 from __future__ import annotations
 
 import csv
 import json
 import math
+import os
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.errors import AsaqlError, ConfigurationError
+from asaql.kafka.endpoints import is_kafka_location, kafka_topic, start_position
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.query_text import read_query_file
 from asaql.testing import golden
@@ -26,6 +32,8 @@ class AsaCase:
     name: str
     inputs: dict[str, tuple[str, str, str]]  # alias → (path, type, format)
     expected: list[tuple[str, str, bool]]  # (alias, path, required)
+    topics: dict = field(default_factory=dict)  # alias → a KafkaTopic read instead of a file
+    start: str | int = "earliest"  # where the topics are read from
 
 
 def load_asa_config(path: str, query: str | None = None) -> tuple[Path, list[AsaCase]]:
@@ -55,12 +63,21 @@ def load_asa_config(path: str, query: str | None = None) -> tuple[Path, list[Asa
     cases = []
     for number, item in enumerate(config.get("TestCases") or [], start=1):
         name = item.get("Name") or f"Case {number}"
-        inputs = {}
+        inputs, topics, start = {}, {}, "earliest"
         for entry in item.get("Inputs") or []:
             alias, file = entry.get("InputAlias"), entry.get("FilePath")
             if not alias or not file:
                 raise ConfigurationError(f"{path}: test case '{name}' has an input without "
                                          "InputAlias or FilePath")
+            if is_kafka_location(os.path.expandvars(file)):
+                if (entry.get("Type") or "").lower().startswith("reference"):
+                    raise ConfigurationError(f"{path}: test case '{name}': reference data "
+                                             f"'{alias}' is a file, not a topic")
+                config = entry.get("KafkaConfig")
+                topics[alias] = kafka_topic(os.path.expandvars(file),
+                                            str(_relative(base, config)) if config else None)
+                start = start_position(entry.get("Start") or start)
+                continue
             inputs[alias] = (str(_relative(base, file)), entry.get("Type") or "Data Stream",
                              (entry.get("Format") or "JSON").upper())
         expected = []
@@ -71,7 +88,7 @@ def load_asa_config(path: str, query: str | None = None) -> tuple[Path, list[Asa
                                          "without OutputAlias or FilePath")
             expected.append((alias, str(_relative(base, file)), entry.get("Required", True)
                              is not False))
-        cases.append(AsaCase(name, inputs, expected))
+        cases.append(AsaCase(name, inputs, expected, topics, start))
     return query_file, cases
 
 
@@ -101,8 +118,9 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
                 streams = {a: _as_json_lines(p, fmt, Path(tmp) / a)
                            for a, (p, kind, fmt) in case.inputs.items() if a not in references}
                 options = RunOptions(
-                    inputs=_resolve(compiled.input_names, streams, "input"),
+                    inputs=_resolve(compiled.input_names, {**streams, **case.topics}, "input"),
                     outputs=outputs, errors_path=str(folder / "errors.jsonl"),
+                    kafka_start=case.start,
                     references=_resolve(compiled.reference_names, references, "reference"))
                 run(compiled, options, spark=spark)
             result.outputs = _asa_outputs(case, outputs)

@@ -4,7 +4,10 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
   query.sql            the ASA query
   input.jsonl|input/   events of the single input (several inputs: inputs/<alias>.jsonl or folder)
   reference/<alias>.jsonl|.csv   reference data tables (static, joined without DATEDIFF)
-  case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description
+  case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description;
+                       [inputs] ALIAS = "kafka://HOST:PORT/TOPIC" (or an Event Hubs connection
+                       string; ${VAR}s expanded) reads that input from a topic, with the client
+                       settings of kafka_config = "FILE" and the start position start = "…"
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
   expected_error.txt   instead of outputs: the rendered error of a query that must not compile
 """
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from asaql.compiler import compile_query
 from asaql.errors import AsaqlError, ConfigurationError
+from asaql.kafka.endpoints import start_position
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.query_text import read_query_file
 
@@ -35,6 +39,7 @@ class Case:
     expected_error: Path | None
     options: dict = field(default_factory=dict)
     references: dict[str, Path] = field(default_factory=dict)
+    topics: dict[str, str] = field(default_factory=dict)  # alias → a topic (case.toml [inputs])
 
     @property
     def ordered(self) -> bool:
@@ -57,6 +62,7 @@ def load_case(folder: Path) -> Case:
     options = {}
     if (folder / "case.toml").exists():
         options = tomllib.loads((folder / "case.toml").read_text())
+    topics = options.pop("inputs", {})
     return Case(
         name=folder.name,
         folder=folder,
@@ -68,6 +74,7 @@ def load_case(folder: Path) -> Case:
         references={item.stem: item for item in sorted((folder / "reference").iterdir())
                      if item.suffix in (".jsonl", ".json", ".csv")}
         if (folder / "reference").is_dir() else {},
+        topics={alias: os.path.expandvars(str(where)) for alias, where in topics.items()},
     )
 
 
@@ -101,15 +108,34 @@ def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
         inputs = {alias: _replayable(path, Path(tmp) / "inputs" / alias)
                   for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
+        inputs.update(_topics(case, compiled.input_names))
         outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
         options = RunOptions(inputs=inputs, outputs=outputs,
                              max_files_per_trigger=case.options.get("max_files_per_trigger"),
+                             kafka_start=start_position(case.options.get("start", "earliest")),
                              errors_path=os.path.join(tmp, "errors.jsonl"),
                              references=_bind(compiled.reference_names,
                                               {k: str(v) for k, v in case.references.items()},
                                               "reference"))
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
+
+
+def _topics(case: Case, names: tuple[str, ...]) -> dict:
+    """The case's topic inputs (case.toml [inputs]), with the settings of its kafka_config
+    (a path relative to the case folder)."""
+    from asaql.kafka.endpoints import is_kafka_location, kafka_topic
+    from asaql.plan.aliases import resolve_aliases
+
+    config = case.options.get("kafka_config")
+    config = str(case.folder / config) if config else None
+    for alias, where in case.topics.items():
+        if not is_kafka_location(where):
+            raise ConfigurationError(f"{case.folder / 'case.toml'}: [inputs] {alias} is "
+                                     f"kafka://HOST:PORT/TOPIC or an Event Hubs connection "
+                                     f"string (files are input.jsonl or inputs/ALIAS.jsonl)")
+    return resolve_aliases(names, {alias: kafka_topic(where, config)
+                                   for alias, where in case.topics.items()}, "input")
 
 
 def _replayable(path: Path, copy: Path) -> str:
