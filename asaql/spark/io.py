@@ -19,6 +19,7 @@ from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.input_formats import InputFormat, resolve_format, sample_records
 from asaql.input_records import MAX_DEPTH, parse_record
+from asaql.record_position import element_of, line_of
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
@@ -27,8 +28,8 @@ from asaql.spark.kafka_input import (KAFKA_METADATA, PROCESSED_FIELD, KafkaRead,
                                      kafka_partitions, with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
-from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
-                                 shape_problem, split_lines)
+from asaql.spark.records import (ARRAY_PROBLEM, NOT_PARTITION, array_elements, clean_lines,
+                                 object_keys, parse_problem, shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
@@ -188,6 +189,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     record's own (KAFKA_METADATA), never the payload's fields of the same name."""
     is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
+    lines = array_elements(lines)
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
@@ -212,7 +214,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
     error = F.when(~is_control, F.coalesce(
-        *problem, shape_problem(text),
+        *problem, F.col(ARRAY_PROBLEM), shape_problem(text),
         parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys")),
         arrival_error, partition_error))
     payload = [known[f.name].alias(f.name) if f.name in known
@@ -254,13 +256,23 @@ def _partition_id(names: set[str], schema: T.StructType):
     return value, error
 
 
-def record_address(file: str, line: int) -> dict:
+def record_address(file: str, position: int) -> dict:
     """Where a record was read, for the errors file: file and line, or topic, partition and
-    offset."""
+    offset; and the index of the event in the line's array or the message's records when it
+    is one of several (asaql/record_position.py)."""
+    line, element = line_of(position), element_of(position)
+    index = {} if element is None else {"index": element}
     if file.startswith(KAFKA_FILE_PREFIX):
         topic, _, partition = file[len(KAFKA_FILE_PREFIX):].rpartition(":")
-        return {"topic": topic, "partition": int(partition), "offset": line}
-    return {"file": file_display_name(file), "line": line}
+        return {"topic": topic, "partition": int(partition), "offset": line, **index}
+    return {"file": file_display_name(file), "line": line, **index}
+
+
+def describe_position(file: str, position: int) -> str:
+    """file:line (or kafka:topic:partition:offset), [index] for one event of several."""
+    element = element_of(position)
+    where = f"{file_display_name(file)}:{line_of(position)}"
+    return where if element is None else f"{where}[{element}]"
 
 
 def file_display_name(uri: str) -> str:
