@@ -18,6 +18,8 @@ from asaql.kafka.endpoints import KafkaTopic
 from asaql.output_paths import check_destinations, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
+TOPIC_FORMATS = ("json", "csv", "avro")  # a message's payload (ASA's Event Hub serializations)
+
 
 @dataclass
 class RunOptions:
@@ -58,10 +60,10 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     for alias, text in options.input_formats.items():
         if alias not in options.inputs:
             raise ConfigurationError(f"--input-format names '{alias}', which is not an input")
-        if isinstance(options.inputs[alias], KafkaTopic):
-            raise ConfigurationError(f"--input-format is for files: a topic's messages ('{alias}') "
-                                     "are read as JSON")
-        parse_input_format(text)
+        fmt = parse_input_format(text)
+        if isinstance(options.inputs[alias], KafkaTopic) and fmt.name not in TOPIC_FORMATS:
+            raise ConfigurationError(f"--input-format {text}: a topic's messages ('{alias}') are "
+                                     "json, csv, csv:DELIMITER or avro")
     for topic in (*options.inputs.values(), *options.outputs.values()):
         if isinstance(topic, KafkaTopic):
             from asaql.kafka.client import partitions
@@ -85,7 +87,8 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
 
     check_options(compiled, options)
     declare_input_formats({options.inputs[alias]: parse_input_format(text)
-                           for alias, text in options.input_formats.items()})
+                           for alias, text in options.input_formats.items()
+                           if not isinstance(options.inputs[alias], KafkaTopic)})
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     write_manifest(checkpoint, _manifest(compiled, options))

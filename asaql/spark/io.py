@@ -24,8 +24,9 @@ from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
                                        stream_lines)
-from asaql.spark.kafka_input import (KAFKA_METADATA, PROCESSED_FIELD, KafkaRead, kafka_lines,
-                                     kafka_partitions, with_metadata)
+from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
+                                     PROCESSED_FIELD, KafkaRead, kafka_lines, kafka_partitions,
+                                     with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.records import (ARRAY_PROBLEM, NOT_PARTITION, array_elements, clean_lines,
@@ -157,7 +158,7 @@ def read_events(
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
-                              metadata=True)
+                              metadata=True, carried=path.carried)
     fmt = _format_of(path)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
@@ -184,9 +185,10 @@ def _glob_escape(name: str) -> str:
 
 
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
-                   metadata: bool = False) -> DataFrame:
+                   metadata: bool = False, carried: tuple[str, ...] = ()) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
-    record's own (KAFKA_METADATA), never the payload's fields of the same name."""
+    record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
+    the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN."""
     is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     lines = array_elements(lines)
@@ -228,6 +230,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         error.alias(C.ERROR),
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
+        *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
+        *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
     )
 
 
