@@ -10,6 +10,7 @@ docs/functions.md lists the semantics and the decisions taken where ASA is silen
 
 from __future__ import annotations
 
+from asaql.core.metadata import USER_PROPERTY
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
 
@@ -66,7 +67,6 @@ METADATA_PROPERTIES = {
     "eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId",
     "eventprocessedutctime": "EventProcessedUtcTime", "offset": "Offset",
     "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey"}
-USER_PROPERTY = "User."
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
 # GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.

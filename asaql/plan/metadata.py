@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from asaql.analysis.scalar_functions import USER_PROPERTY
+from asaql.core.metadata import user_property_name
 from asaql.plan import expressions as E
 
 
@@ -16,7 +16,7 @@ def carried_metadata(plan) -> tuple[str, ...]:
     for prop in _metadata_properties(plan, set()):
         if prop == "PartitionKey":
             wanted.add("key")
-        elif prop.startswith(USER_PROPERTY):
+        elif user_property_name(prop) is not None:
             wanted.add("headers")
     return tuple(sorted(wanted))
 

@@ -18,7 +18,7 @@ from pyspark.sql import types as T
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.input_formats import InputFormat, resolve_format, sample_records
-from asaql.input_records import MAX_DEPTH, parse_record
+from asaql.input_records import MAX_DEPTH, json_file_records
 from asaql.record_position import element_of, line_of
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
@@ -134,13 +134,12 @@ def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, in
                     order.setdefault(key, len(order))
         return order
     for file in files:
-        with open(file, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                seen += 1
-                if seen > _SAMPLE_LINES:
-                    return order
-                for key in parse_record(line) or ():
-                    order.setdefault(key, len(order))
+        for record in json_file_records(file, _SAMPLE_LINES - seen):
+            seen += 1
+            for key in record:
+                order.setdefault(key, len(order))
+        if seen >= _SAMPLE_LINES:
+            return order
     return order
 
 
@@ -301,7 +300,13 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     if not files:
         return ()
     fmt = resolve_format(paths, path)
-    texts = spark.read.text(files) if fmt.name == "json" else partition_texts(spark, paths, fmt)
+    if fmt.name != "json":
+        texts = partition_texts(spark, paths, fmt)
+    elif any(_starts_with_array(f) for f in paths):  # each element's own text
+        whole = spark.read.text(files, wholetext=True).select("value", "_metadata")
+        texts = array_elements(split_lines(whole)).select(F.col("_asaql_text").alias("value"))
+    else:
+        texts = spark.read.text(files)
     partition = F.regexp_extract(
         "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
@@ -310,6 +315,11 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
         F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
     ).groupBy("p").agg(F.min("a").alias("first")).orderBy("p").collect()
     return tuple((str(row.p), None if row.first is None else _micros(row.first)) for row in found)
+
+
+def _starts_with_array(file: Path) -> bool:
+    with open(file, "rb") as handle:
+        return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
 
 
 def _micros(moment: datetime) -> int:

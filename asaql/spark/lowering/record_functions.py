@@ -9,7 +9,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.analysis.scalar_functions import USER_PROPERTY
+from asaql.core.metadata import user_property_name
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
 from asaql.record_position import ELEMENT_BITS
@@ -93,7 +93,7 @@ def _metadata_property(args, call, scope) -> Column:
     if prop == "PartitionKey":
         return F.col(KEY_COLUMN) if columns is not None and KEY_COLUMN in columns \
             else F.lit(None).cast("string")
-    name = prop[len(USER_PROPERTY):]
+    name = user_property_name(prop)
     if columns is not None and HEADERS_COLUMN in columns:
         return F.try_element_at(F.col(HEADERS_COLUMN), F.lit(name))
     return F.lit(None).cast("string")
