@@ -151,3 +151,12 @@ def test_event_hub_metadata_offset_key_user_properties(spark, kafka_broker, tmp_
     assert code == 0, said
     assert set(rows[0]) == {"id", "EventProcessedUtcTime", "PartitionId",
                             "EventEnqueuedUtcTime", "k"}
+
+
+def test_parquet_is_for_files_not_messages(kafka_broker, tmp_path):
+    (tmp_path / "q.sql").write_text("SELECT * INTO out FROM input")
+    result = CliRunner().invoke(cli, ["run", str(tmp_path / "q.sql"), "--input",
+                                      f"input={kafka_broker.uri('arrays')}",
+                                      "--input-format", "input=parquet"])
+    assert result.exit_code == 2
+    assert "a topic's messages ('input') are json, csv, csv:DELIMITER or avro" in result.output
