@@ -172,7 +172,8 @@ def payload_records(value: bytes | None, fmt: str, delimiter: str | None = None)
     found = False
     for index, (_, text, problem) in enumerate(records("", value, fmt, delimiter)):
         found = True
-        yield text, problem, index
+        yield text, problem and problem.replace(f"the {fmt.capitalize()} file",
+                                                f"the {fmt.capitalize()} message"), index
     if not found:
         yield value.decode("utf-8", errors="replace")[:10_000], \
             ("a CSV message without a data row (each message is a header row, then rows)"

@@ -102,8 +102,8 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     text = F.col("_asaql_text")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     decoded = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
-    problem = F.coalesce(*decoded, F.col(ARRAY_PROBLEM), shape_problem(text), parse_problem(text, corrupt, schema,
-                                                                          F.col("_asaql_keys")))
+    problem = F.coalesce(*decoded, F.col(ARRAY_PROBLEM), shape_problem(text),
+                         parse_problem(text, corrupt, schema, F.col("_asaql_keys")))
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:

@@ -15,7 +15,8 @@ def observed(**values) -> dict:
     return {"input": 10, "late": 1, "early": 0, "ooo": 2, "dropped": 0, "malformed": 0,
             "marks": [json.dumps({"*": T0, "0": T0, "1": T0 + 5 * MINUTE})],
             "late_sample": json.dumps({"file": "file:/data/in.jsonl", "line": position(7),
-                                       "partition": 1, "arrival": T0 + 30_000_000, "eventTime": T0}),
+                                       "partition": 1, "arrival": T0 + 30_000_000,
+                                       "eventTime": T0}),
             **values}
 
 
