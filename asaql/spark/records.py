@@ -49,11 +49,12 @@ def split_lines(files: DataFrame) -> DataFrame:
 
 
 def _whole_array(value: Column) -> Column:
-    """A file that starts with '[' and is not JSON lines of arrays: its first line does not
-    close the array, or the whole text is one array. Only such files pay for the check."""
+    """A file that starts with '[' and whose first line does not end the array: one array
+    spread over lines. A first line ending in ']' is a line of its own (JSON lines of arrays,
+    or a one-line array: the same events either way). Spark's parser would read only the
+    first of several arrays in a text, so the whole text is never parsed as one on trust."""
     first_line = F.rtrim(F.substring_index(value, "\n", 1))
-    return F.ltrim(value).startswith("[") & (
-        ~first_line.endswith("]") | F.json_array_length(value).isNotNull())
+    return F.ltrim(value).startswith("[") & ~first_line.endswith("]")
 
 
 def array_elements(lines: DataFrame) -> DataFrame:
@@ -65,29 +66,34 @@ def array_elements(lines: DataFrame) -> DataFrame:
     a null element); the others (a number, a string, a nested array) are found by
     shape_problem like any line that is not an object."""
     text = F.col("_asaql_text")
-    is_array = F.ltrim(text).startswith("[")
+    is_array = F.coalesce(F.ltrim(text).startswith("["), F.lit(False))
     source_element = F.col(ELEMENT) if ELEMENT in lines.columns else F.lit(None).cast("int")
     others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
     # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
+    elements = F.when(is_array, F.from_json(text, T.ArrayType(T.StringType())))
     with_elements = lines.select(
-        *others, C.LINE, text.alias("_asaql_line_text"), source_element.alias(ELEMENT),
-        F.coalesce(is_array, F.lit(False)).alias("_asaql_is_array"),
-        F.when(is_array, F.from_json(text, T.ArrayType(T.StringType())))
-        .alias("_asaql_elements"))
-    elements, array = F.col("_asaql_elements"), F.col("_asaql_is_array")
-    usable = array & (F.size(elements) > 0)
-    exploded = with_elements.select(
-        *others, C.LINE, ELEMENT, "_asaql_is_array", "_asaql_elements",
-        F.posexplode(F.when(usable, elements).otherwise(F.array(F.col("_asaql_line_text"))))
+        *others, C.LINE, text, source_element.alias(ELEMENT), is_array.alias("_asaql_is_array"),
+        elements.alias("_asaql_elements"))
+    array, elements = F.col("_asaql_is_array"), F.col("_asaql_elements")
+    line_problem = (
+        F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
+        # the parser stops at the array's end: what follows would be lost unseen
+        .when(array & ~F.rtrim(text).endswith("]"), F.lit("text after the JSON array"))
+        .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it")))
+    checked = with_elements.select(
+        *others, C.LINE, ELEMENT, text, elements, line_problem.alias("_asaql_line_problem"),
+        (array & line_problem.isNull()).alias("_asaql_usable"))
+    usable = F.col("_asaql_usable")
+    # only flags go past the explode: a whole-file array is not copied once per element
+    exploded = checked.select(
+        *others, C.LINE, ELEMENT, "_asaql_line_problem", usable,
+        F.posexplode(F.when(usable, elements).otherwise(F.array(text)))
         .alias("_asaql_pos", "_asaql_text"))
     index = F.when(usable, F.col("_asaql_pos"))
     item = F.col("_asaql_text")
-    problem = (
-        F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
-        .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it"))
-        .when(usable & (F.col("_asaql_pos") >= MAX_ELEMENTS),
-              F.lit(f"an array of more than {MAX_ELEMENTS} events"))
-        .when(usable & item.isNull(), F.lit("a null array element, not a JSON object")))
+    problem = F.coalesce(F.col("_asaql_line_problem"), F.when(usable, F.when(
+        F.col("_asaql_pos") >= MAX_ELEMENTS, F.lit(f"an array of more than {MAX_ELEMENTS} events"))
+        .when(item.isNull(), F.lit("a null array element, not a JSON object"))))
     where = F.col(C.LINE).cast("bigint") * F.lit(1 << ELEMENT_BITS) \
         + F.coalesce(index + 1, F.col(ELEMENT) + 1, F.lit(0)).cast("bigint")
     text = F.coalesce(item, F.when(usable, F.lit("null")))  # a null element's text, as sent

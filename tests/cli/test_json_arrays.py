@@ -58,6 +58,7 @@ def test_array_lines_give_one_event_per_element_in_order(spark, tmp_path):
         json.dumps([{"id": 2, "t": stamp.format(2)}, None, {"id": 3, "t": stamp.format(2)}]),
         "[]",
         '[{"id": 9}, oops',
+        '[{"id": 10}] [{"id": 11}]',
         json.dumps({"id": 4, "t": stamp.format(4)}),
     ]) + "\n")
     said, rows, bad = run(tmp_path, source, "SELECT id INTO out FROM input TIMESTAMP BY t")
@@ -65,6 +66,7 @@ def test_array_lines_give_one_event_per_element_in_order(spark, tmp_path):
     assert [(e["line"], e.get("index"), e["reason"]) for e in bad] == [
         (2, 1, "a null array element, not a JSON object"),
         (3, None, "an empty JSON array: no event in it"),
-        (4, None, "malformed JSON: an array that does not parse")]
+        (4, None, "malformed JSON: an array that does not parse"),
+        (5, None, "text after the JSON array")]  # Spark's parser would stop at the first
     assert bad[0]["record"] == "null"
-    assert "7 events read = 4 accepted + 0 dropped + 3 malformed" in said
+    assert "8 events read = 4 accepted + 0 dropped + 4 malformed" in said
