@@ -78,7 +78,8 @@ def array_elements(lines: DataFrame) -> DataFrame:
     line_problem = (
         F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
         # the parser stops at the array's end: what follows would be lost unseen
-        .when(array & ~F.rtrim(text).endswith("]"), F.lit("text after the JSON array"))
+        .when(array & (~F.rtrim(text).endswith("]") | (_top_level_values(text) > 1)),
+              F.lit("text after the JSON array"))
         .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it")))
     checked = with_elements.select(
         *others, C.LINE, ELEMENT, text, elements, line_problem.alias("_asaql_line_problem"),
@@ -203,6 +204,20 @@ def _bracket_count(text: Column) -> Column:
     def without(bracket: str) -> Column:
         return F.octet_length(F.replace(text, F.lit(bracket), F.lit("")))
     return F.octet_length(text) * 2 - without("{") - without("[")
+
+
+def _top_level_values(text: Column) -> Column:
+    """How many times the brackets outside strings close back to the top level: 1 for one
+    array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
+    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
+    walk = F.aggregate(
+        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("closed")),
+        lambda acc, c: F.struct(
+            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
+            (acc["closed"] + F.when(
+                acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1) == 0, 1).otherwise(0))
+            .alias("closed")))
+    return walk["closed"]
 
 
 def _depth(text: Column) -> Column:
