@@ -30,8 +30,6 @@ CONTROL_KEY = "asaql-control"
 SCHEMA = ("asaql__file string, _asaql_mtime timestamp, asaql__line long, _asaql_text string, "
           "_asaql_partition long, _asaql_problem string, _asaql_element int, "
           "_asaql_message_key string, _asaql_headers map<string,string>")
-# What a query may ask of a record beyond its value (GetMetadataPropertyValue): read only then.
-CARRIED = ("key", "headers")
 KAFKA_FILE_PREFIX = "kafka:"  # FILE of a record: "kafka:TOPIC:PARTITION"
 
 
@@ -43,7 +41,8 @@ def reader_options(topic: KafkaTopic, control: str, start, follow: bool,
                    max_per_trigger: int | None = None, payload: tuple = ("json", None),
                    carried: tuple[str, ...] = ()) -> dict[str, str]:
     """The one option the source takes (JSON; Spark shows no source option in its plans).
-    `payload`: the messages' format and CSV delimiter; `carried`: which of CARRIED to read."""
+    `payload`: the messages' format and CSV delimiter; `carried`: which of the record's key
+    and headers to read (those a query asks for through GetMetadataPropertyValue)."""
     return {"input": json.dumps({"bootstrap": topic.bootstrap, "topic": topic.topic,
                                  "settings": list(topic.settings), "control": control,
                                  "start": start, "follow": follow,
@@ -144,12 +143,19 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         not_before = self.start if isinstance(self.start, int) else None
         file = kafka_file(self.topic.topic, part.partition)
+        json_payload = self.payload[0] == "json"
         for message in read_range(self.topic, part.partition, part.start, part.end):
             stamp = message.timestamp()[1]
             if not_before is not None and stamp < not_before:
                 continue
             arrival = datetime.fromtimestamp(stamp / 1000, timezone.utc)
             key, headers = _carried(message, self.carried)
+            if json_payload:  # the common path: the text as it is, no decoder
+                value = message.value()
+                text = "" if value is None else value.decode("utf-8", errors="replace")
+                yield (file, arrival, message.offset(), text.removeprefix("\ufeff"),
+                       part.partition, None, None, key, headers)
+                continue
             for text, problem, element in payload_records(message.value(), *self.payload):
                 yield (file, arrival, message.offset(), text, part.partition, problem, element,
                        key, headers)
