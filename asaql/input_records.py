@@ -41,6 +41,53 @@ def parse_record(line: str) -> dict | None:
     return record
 
 
+def json_file_records(path, limit: int):
+    """Up to `limit` well-formed records of a JSON file, as the Spark reader finds them: one
+    per line, an array's objects one by one, and a whole file that is one (pretty-printed)
+    array (ASA's "array" JSON format)."""
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
+        head = handle.read(4096)
+        if head.lstrip().startswith("["):
+            head += handle.read(_WHOLE_ARRAY_BYTES)
+        if head.lstrip().startswith("[") and len(head) <= _WHOLE_ARRAY_BYTES:
+            try:
+                whole = json.loads(head)
+            except (ValueError, RecursionError):
+                whole = None
+            if isinstance(whole, list):  # else JSON lines of arrays, or malformed
+                yield from _objects_of(whole, limit)
+                return
+        handle.seek(0)
+        count = 0
+        for line in handle:
+            found = [parse_record(line)] if not line.lstrip("\ufeff").lstrip().startswith("[") \
+                else list(_array_line(line))
+            for record in found:
+                if record is not None:
+                    count += 1
+                    if count > limit:
+                        return
+                    yield record
+
+
+_WHOLE_ARRAY_BYTES = 64 << 20  # a bigger file that is one array: its lines are sampled
+
+
+def _array_line(line: str):
+    try:
+        elements = json.loads(line.lstrip("\ufeff"))
+    except (ValueError, RecursionError):
+        return
+    if isinstance(elements, list):
+        yield from _objects_of(elements, len(elements))
+
+
+def _objects_of(elements: list, limit: int):
+    for element in elements[:limit]:
+        if isinstance(element, dict):
+            yield parse_record(json.dumps(element))
+
+
 def _depth(value, level: int = 1) -> int:
     stack = [(value, level)]
     deepest = 0

@@ -18,6 +18,8 @@ from asaql.kafka.endpoints import KafkaTopic
 from asaql.output_paths import check_destinations, check_output_formats, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
+TOPIC_FORMATS = ("json", "csv", "avro")  # a message's payload (ASA's Event Hub serializations)
+
 
 @dataclass
 class RunOptions:
@@ -61,18 +63,22 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     for alias, text in options.input_formats.items():
         if alias not in options.inputs:
             raise ConfigurationError(f"--input-format names '{alias}', which is not an input")
-        if isinstance(options.inputs[alias], KafkaTopic):
-            raise ConfigurationError(f"--input-format is for files: a topic's messages ('{alias}') "
-                                     "are read as JSON")
-        parse_input_format(text)
+        fmt = parse_input_format(text)
+        if isinstance(options.inputs[alias], KafkaTopic) and fmt.name not in TOPIC_FORMATS:
+            raise ConfigurationError(f"--input-format {text}: a topic's messages ('{alias}') are "
+                                     "json, csv, csv:DELIMITER or avro")
     from asaql.kafka.java_options import check_connector_options
 
     if options.kafka_group and not any(isinstance(t, KafkaTopic) for t in options.inputs.values()):
         raise ConfigurationError("--kafka-group commits the progress of topic inputs: this run "
                                  "reads none")
+    topic_formats = tuple(parse_input_format(text).name
+                          for alias, text in options.input_formats.items()
+                          if isinstance(options.inputs[alias], KafkaTopic))
     check_connector_options(options.kafka_connector, options.kafka_group, options.follow,
                             options.max_events_per_trigger,
-                            [t for t in options.inputs.values() if isinstance(t, KafkaTopic)])
+                            [t for t in options.inputs.values() if isinstance(t, KafkaTopic)],
+                            topic_formats)
     for topic in (*options.inputs.values(), *options.outputs.values()):
         if isinstance(topic, KafkaTopic):
             from asaql.kafka.client import partitions
@@ -97,7 +103,8 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
 
     check_options(compiled, options)
     declare_input_formats({options.inputs[alias]: parse_input_format(text)
-                           for alias, text in options.input_formats.items()})
+                           for alias, text in options.input_formats.items()
+                           if not isinstance(options.inputs[alias], KafkaTopic)})
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     write_manifest(checkpoint, _manifest(compiled, options))

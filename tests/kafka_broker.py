@@ -88,9 +88,11 @@ class Broker:
         for future in admin.delete_topics([topic]).values():
             future.result(15)
 
-    def produce(self, topic: str, records, partition_of=None, timestamp_of=None) -> int:
+    def produce(self, topic: str, records, partition_of=None, timestamp_of=None, key_of=None,
+                headers_of=None) -> int:
         """Each record (a dict, or raw bytes/str sent as they are) to a partition with a
-        timestamp (ms); by default the record's PartitionId and EventEnqueuedUtcTime."""
+        timestamp (ms); by default the record's PartitionId and EventEnqueuedUtcTime. A key
+        and headers (a list of (name, value) pairs) when `key_of` / `headers_of` give them."""
         from confluent_kafka import Producer
 
         producer = Producer({"bootstrap.servers": self.address, "linger.ms": 5})
@@ -99,7 +101,12 @@ class Broker:
             value = record if isinstance(record, (bytes, str)) else json.dumps(record)
             partition = partition_of(record) if partition_of else record["PartitionId"]
             stamp = timestamp_of(record) if timestamp_of else _ms(record["EventEnqueuedUtcTime"])
-            producer.produce(topic, value, partition=partition, timestamp=stamp)
+            extra = {}
+            if key_of is not None:
+                extra["key"] = key_of(record)
+            if headers_of is not None:
+                extra["headers"] = headers_of(record)
+            producer.produce(topic, value, partition=partition, timestamp=stamp, **extra)
             producer.poll(0)
             count += 1
         left = producer.flush(15)

@@ -9,7 +9,7 @@ from pathlib import Path
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.input_formats import InputFormat, resolve_format, sample_records
-from asaql.input_records import parse_record
+from asaql.input_records import json_file_records
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
 
@@ -62,12 +62,8 @@ def _records(file: Path, fmt: InputFormat):
         if fmt.name != "json":  # CSV, Parquet, Avro: decoded as `run` decodes them
             yield from sample_records(file, fmt.name, MAX_EVENTS, fmt.delimiter)
             return
-        # utf-8-sig: a byte-order mark before the first record is not part of it
-        with open(file, encoding="utf-8-sig", errors="replace", newline="") as handle:
-            for line in handle:  # a malformed record is skipped, as `run` sets it aside
-                record = parse_record(line)
-                if record is not None:
-                    yield record
+        # a malformed record is skipped, as `run` sets it aside; an array's objects are records
+        yield from json_file_records(file, MAX_EVENTS)
     except OSError:
         return
 

@@ -10,6 +10,7 @@ docs/functions.md lists the semantics and the decisions taken where ASA is silen
 
 from __future__ import annotations
 
+from asaql.core.metadata import USER_PROPERTY
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
 
@@ -60,8 +61,12 @@ _DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (d
                   "day (dd, d), week (wk, ww), weekday (dw, w), hour (hh), minute (mi, n), "
                   "second (ss, s), millisecond (ms), microsecond (mcs), nanosecond (ns)")
 
-# The metadata properties asaql carries for every event (an event hub's), by lower-case name.
-METADATA_PROPERTIES = {"eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId"}
+# The metadata properties of an event hub's events (ASA's names), by lower-case name; and a
+# user (custom) property, '[User].[name]', resolved as "User.name" (README, "Metadata").
+METADATA_PROPERTIES = {
+    "eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId",
+    "eventprocessedutctime": "EventProcessedUtcTime", "offset": "Offset",
+    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey"}
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
 # GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.
@@ -101,15 +106,43 @@ def datepart_of(node) -> str | None:
 
 
 def metadata_property_of(node) -> str | None:
-    """The property a GetMetadataPropertyValue name refers to ('PartitionId'), or None. ASA
-    spells them 'EventEnqueuedUtcTime', 'EventHub.EventEnqueuedUtcTime' or
-    '[EventHub].[EventEnqueuedUtcTime]'."""
+    """The property a GetMetadataPropertyValue name refers to ('PartitionId', 'User.name'), or
+    None. ASA spells them 'EventEnqueuedUtcTime', 'EventHub.EventEnqueuedUtcTime' or
+    '[EventHub].[EventEnqueuedUtcTime]', and a user property '[User].[name]' (its name as
+    sent: a header's name keeps its case and may hold dots inside the brackets)."""
     if not (isinstance(node, ast.Literal) and isinstance(node.value, str)):
         return None
-    parts = node.value.replace("[", "").replace("]", "").lower().split(".")
-    if len(parts) == 2 and parts[0] == "eventhub":
-        parts = parts[1:]
-    return METADATA_PROPERTIES.get(parts[0]) if len(parts) == 1 else None
+    parts = _name_parts(node.value)
+    if parts is None or not 1 <= len(parts) <= 2:
+        return None
+    if len(parts) == 2 and parts[0].lower() == "user":
+        return USER_PROPERTY + parts[1] if parts[1] else None
+    if len(parts) == 2 and parts[0].lower() != "eventhub":
+        return None
+    return METADATA_PROPERTIES.get(parts[-1].lower())
+
+
+def _name_parts(text: str) -> list[str] | None:
+    """'[User].[a.b]' → ['User', 'a.b']; 'EventHub.Offset' → ['EventHub', 'Offset']."""
+    parts, rest = [], text.strip()
+    while rest:
+        if rest.startswith("["):
+            end = rest.find("]")
+            if end < 0:
+                return None
+            parts.append(rest[1:end])
+            rest = rest[end + 1:]
+        else:
+            piece, _, _ = rest.partition(".")
+            parts.append(piece.strip())
+            rest = rest[len(piece):]
+        if rest.startswith("."):
+            rest = rest[1:]
+            if not rest:
+                return None
+        elif rest:
+            return None
+    return parts
 
 
 def is_constant(node) -> bool:
@@ -139,7 +172,7 @@ def _check_metadata_property(call: ast.FunctionCall) -> None:
     prop = call.args[1]
     if metadata_property_of(prop) is not None:
         return
-    carried = " and ".join(f"'{p}'" for p in METADATA_PROPERTIES.values())
+    carried = ", ".join(f"'{p}'" for p in METADATA_PROPERTIES.values()) + " and '[User].[name]'"
     if isinstance(prop, ast.Literal) and isinstance(prop.value, str):
         problem = f"asaql carries the metadata properties {carried}, not '{prop.value}'"
     else:

@@ -86,7 +86,8 @@ def start_options(start: str | int) -> dict[str, str]:
 
 
 def check_connector_options(connector: str, group: str | None, follow: bool,
-                            max_per_trigger: int | None, topics: list[KafkaTopic]) -> None:
+                            max_per_trigger: int | None, topics: list[KafkaTopic],
+                            payloads: tuple[str, ...] = ()) -> None:
     """Before Spark starts: what Spark's connector cannot do as asaql's source does is refused
     with the reason, and every topic's settings map to Java options."""
     if connector != "spark":
@@ -94,6 +95,9 @@ def check_connector_options(connector: str, group: str | None, follow: bool,
     if group:
         raise ConfigurationError("--kafka-group works with the default connector (python): "
                                  "Spark's Kafka connector commits no offsets to a consumer group")
+    if any(payload != "json" for payload in payloads):
+        raise ConfigurationError("--kafka-connector spark reads JSON messages: CSV and Avro "
+                                 "messages need the default connector (python)")
     if max_per_trigger and not follow:
         raise ConfigurationError(
             "--max-events-per-trigger with --kafka-connector spark needs --follow: a finite run's "

@@ -17,8 +17,10 @@ from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
 from asaql.input_files import input_files
+from asaql.input_formats import parse_input_format
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
+from asaql.plan.metadata import carried_metadata
 from asaql.spark.io import discover_partitions, infer_payload_schema
 from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
@@ -46,7 +48,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     stages = {name: os.path.join(checkpoint, "stages", _safe(name[1:]))
               for name in compiled.plan.stage_names}
     sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
-    inputs = run_inputs(options)
+    inputs = run_inputs(options, compiled.plan)
     paths = {**inputs, **stages}
     errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
                       committed)
@@ -109,11 +111,14 @@ def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
     return LineSink(target, fresh, journal, committed, options.output_formats.get(name, "json"))
 
 
-def run_inputs(options) -> dict:
-    """Input alias → a file or folder, or how a topic is read (KafkaRead)."""
+def run_inputs(options, plan=None) -> dict:
+    """Input alias → a file or folder, or how a topic is read (KafkaRead): its messages'
+    format, and the parts of a record beyond its value the plan reads."""
+    carried = carried_metadata(plan) if plan is not None else ()
     return {alias: KafkaRead(where, options.kafka_start, options.follow,
-                             options.max_events_per_trigger, options.kafka_group,
-                             options.kafka_connector)
+                             options.max_events_per_trigger,
+                             parse_input_format(options.input_formats.get(alias, "json")),
+                             carried, options.kafka_group, options.kafka_connector)
             if isinstance(where, KafkaTopic) else where
             for alias, where in options.inputs.items()}
 
@@ -223,7 +228,7 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
                   for name in compiled.plan.stage_names}
         for folder in stages.values():
             os.makedirs(folder, exist_ok=True)
-        inputs = run_inputs(options)
+        inputs = run_inputs(options, compiled.plan)
         schemas = {alias: infer_payload_schema(spark, path)
                    for alias, path in inputs.items() if alias in compiled.input_names}
         references = {alias.lower(): load_reference(spark, alias, path)

@@ -18,17 +18,19 @@ from pyspark.sql import types as T
 from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.input_formats import InputFormat, resolve_format, sample_records
-from asaql.input_records import MAX_DEPTH, parse_record
+from asaql.input_records import MAX_DEPTH, json_file_records
+from asaql.record_position import element_of, line_of
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
                                        stream_lines)
-from asaql.spark.kafka_input import (KAFKA_METADATA, PROCESSED_FIELD, KafkaRead, kafka_lines,
-                                     kafka_partitions, with_metadata)
+from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
+                                     PROCESSED_FIELD, KafkaRead, kafka_lines, kafka_partitions,
+                                     with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
-from asaql.spark.records import (NOT_PARTITION, clean_lines, object_keys, parse_problem,
-                                 shape_problem, split_lines)
+from asaql.spark.records import (ARRAY_PROBLEM, NOT_PARTITION, array_elements, clean_lines,
+                                 object_keys, parse_problem, shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
@@ -132,13 +134,12 @@ def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, in
                     order.setdefault(key, len(order))
         return order
     for file in files:
-        with open(file, encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                seen += 1
-                if seen > _SAMPLE_LINES:
-                    return order
-                for key in parse_record(line) or ():
-                    order.setdefault(key, len(order))
+        for record in json_file_records(file, _SAMPLE_LINES - seen):
+            seen += 1
+            for key in record:
+                order.setdefault(key, len(order))
+        if seen >= _SAMPLE_LINES:
+            return order
     return order
 
 
@@ -156,7 +157,7 @@ def read_events(
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
-                              metadata=True)
+                              metadata=True, carried=path.carried)
     fmt = _format_of(path)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
@@ -183,11 +184,13 @@ def _glob_escape(name: str) -> str:
 
 
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
-                   metadata: bool = False) -> DataFrame:
+                   metadata: bool = False, carried: tuple[str, ...] = ()) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
-    record's own (KAFKA_METADATA), never the payload's fields of the same name."""
+    record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
+    the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN."""
     is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
+    lines = array_elements(lines)
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
@@ -212,7 +215,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
     error = F.when(~is_control, F.coalesce(
-        *problem, shape_problem(text),
+        *problem, F.col(ARRAY_PROBLEM), shape_problem(text),
         parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys")),
         arrival_error, partition_error))
     payload = [known[f.name].alias(f.name) if f.name in known
@@ -226,6 +229,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         error.alias(C.ERROR),
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
+        *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
+        *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
     )
 
 
@@ -254,13 +259,23 @@ def _partition_id(names: set[str], schema: T.StructType):
     return value, error
 
 
-def record_address(file: str, line: int) -> dict:
+def record_address(file: str, position: int) -> dict:
     """Where a record was read, for the errors file: file and line, or topic, partition and
-    offset."""
+    offset; and the index of the event in the line's array or the message's records when it
+    is one of several (asaql/record_position.py)."""
+    line, element = line_of(position), element_of(position)
+    index = {} if element is None else {"index": element}
     if file.startswith(KAFKA_FILE_PREFIX):
         topic, _, partition = file[len(KAFKA_FILE_PREFIX):].rpartition(":")
-        return {"topic": topic, "partition": int(partition), "offset": line}
-    return {"file": file_display_name(file), "line": line}
+        return {"topic": topic, "partition": int(partition), "offset": line, **index}
+    return {"file": file_display_name(file), "line": line, **index}
+
+
+def describe_position(file: str, position: int) -> str:
+    """file:line (or kafka:topic:partition:offset), [index] for one event of several."""
+    element = element_of(position)
+    where = f"{file_display_name(file)}:{line_of(position)}"
+    return where if element is None else f"{where}[{element}]"
 
 
 def file_display_name(uri: str) -> str:
@@ -285,7 +300,13 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
     if not files:
         return ()
     fmt = resolve_format(paths, path)
-    texts = spark.read.text(files) if fmt.name == "json" else partition_texts(spark, paths, fmt)
+    if fmt.name != "json":
+        texts = partition_texts(spark, paths, fmt)
+    elif any(_starts_with_array(f) for f in paths):  # each element's own text
+        whole = spark.read.text(files, wholetext=True).select("value", "_metadata")
+        texts = array_elements(split_lines(whole)).select(F.col("_asaql_text").alias("value"))
+    else:
+        texts = spark.read.text(files)
     partition = F.regexp_extract(
         "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
     arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
@@ -294,6 +315,11 @@ def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int 
         F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
     ).groupBy("p").agg(F.min("a").alias("first")).orderBy("p").collect()
     return tuple((str(row.p), None if row.first is None else _micros(row.first)) for row in found)
+
+
+def _starts_with_array(file: Path) -> bool:
+    with open(file, "rb") as handle:
+        return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
 
 
 def _micros(moment: datetime) -> int:

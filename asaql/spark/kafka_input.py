@@ -14,14 +14,19 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
+from asaql.input_formats import InputFormat
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.runtime import columns as C
-from asaql.spark.kafka_source import NAME, KafkaSource, reader_options
+from asaql.spark.kafka_source import NAME, KafkaSource, payload_records, reader_options
 
 PROCESSED_FIELD = "EventProcessedUtcTime"
 KAFKA_METADATA = {PROCESSED_FIELD: T.TimestampType(), C.PARTITION_FIELD: T.LongType(),
                   C.ARRIVAL_FIELD: T.TimestampType()}
 SAMPLE_RECORDS = 1000
+# The record's key and headers, on the events of a topic whose query asks for them
+# (GetMetadataPropertyValue 'PartitionKey', '[User].[name]'): not payload, never in SELECT *.
+KEY_COLUMN = "asaql__m_key"
+HEADERS_COLUMN = "asaql__m_headers"
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,8 @@ class KafkaRead:
     start: str | int = "earliest"
     follow: bool = False
     max_per_trigger: int | None = None
+    payload: InputFormat = InputFormat("json")  # the messages' format (--input-format)
+    carried: tuple[str, ...] = ()  # the record's key and/or headers, when the query asks
     group: str | None = None  # --kafka-group: a consumer group the progress is committed to
     connector: str = "python"  # --kafka-connector: asaql's source, or Spark's own ("spark")
 
@@ -44,11 +51,14 @@ def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame
     if read.connector == "spark":
         from asaql.spark.spark_kafka import spark_kafka_lines
 
-        return spark_kafka_lines(spark, read.topic, read.start, read.max_per_trigger, control)
+        return spark_kafka_lines(spark, read.topic, read.start, read.max_per_trigger, control,
+                                 read.carried)
     spark.dataSource.register(KafkaSource)
     return spark.readStream.format(NAME) \
         .options(**reader_options(read.topic, control, read.start, read.follow,
-                                  read.max_per_trigger, read.group)).load()
+                                  read.max_per_trigger,
+                                  (read.payload.name, read.payload.delimiter),
+                                  read.carried, read.group)).load()
 
 
 def with_metadata(payload: T.StructType) -> T.StructType:
@@ -62,7 +72,8 @@ def with_metadata(payload: T.StructType) -> T.StructType:
 
 
 def sample_records(read: KafkaRead) -> list[str]:
-    """Up to SAMPLE_RECORDS texts from the oldest records kept, spread over the partitions."""
+    """Up to SAMPLE_RECORDS texts from the oldest records kept, spread over the partitions
+    (a CSV or Avro message's records as JSON objects)."""
     from asaql.kafka.client import read_range
 
     numbers, starts, ends = _kept(read.topic)
@@ -71,8 +82,9 @@ def sample_records(read: KafkaRead) -> list[str]:
     for n in numbers:
         stop = min(ends[n], starts[n] + each)
         for message in read_range(read.topic, n, starts[n], stop):
-            if message.value() is not None:
-                texts.append(message.value().decode("utf-8", errors="replace"))
+            texts += [text for text, problem, _ in payload_records(
+                message.value(), read.payload.name, read.payload.delimiter)
+                if problem is None and text]
     return texts
 
 

@@ -29,7 +29,8 @@ from asaql.spark.control import CONTROL_PREFIX
 NAME = "asaql_kafka"
 CONTROL_KEY = "asaql-control"
 SCHEMA = ("asaql__file string, _asaql_mtime timestamp, asaql__line long, _asaql_text string, "
-          "_asaql_partition long")
+          "_asaql_partition long, _asaql_problem string, _asaql_element int, "
+          "_asaql_message_key string, _asaql_headers map<string,string>")
 KAFKA_FILE_PREFIX = "kafka:"  # FILE of a record: "kafka:TOPIC:PARTITION"
 
 
@@ -38,13 +39,17 @@ def kafka_file(topic: str, partition: int) -> str:
 
 
 def reader_options(topic: KafkaTopic, control: str, start, follow: bool,
-                   max_per_trigger: int | None = None, group: str | None = None
-                   ) -> dict[str, str]:
-    """The one option the source takes (JSON; Spark shows no source option in its plans)."""
+                   max_per_trigger: int | None = None, payload: tuple = ("json", None),
+                   carried: tuple[str, ...] = (), group: str | None = None) -> dict[str, str]:
+    """The one option the source takes (JSON; Spark shows no source option in its plans).
+    `payload`: the messages' format and CSV delimiter; `carried`: which of the record's key
+    and headers to read (those a query asks for through GetMetadataPropertyValue); `group`:
+    the consumer group progress is committed to (--kafka-group, monitoring only)."""
     return {"input": json.dumps({"bootstrap": topic.bootstrap, "topic": topic.topic,
                                  "settings": list(topic.settings), "control": control,
                                  "start": start, "follow": follow,
-                                 "max_per_trigger": max_per_trigger, "group": group})}
+                                 "max_per_trigger": max_per_trigger, "payload": list(payload),
+                                 "carried": list(carried), "group": group})}
 
 
 class KafkaSource(DataSource):
@@ -75,6 +80,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.group = options.get("group")  # --kafka-group: progress committed for monitoring
         self.group_warned: set[str] = set()
         self.group_client = None
+        self.payload = tuple(options.get("payload") or ("json", None))
+        self.carried = frozenset(options.get("carried") or ())
         self.numbers: list[int] | None = None
         self.target: dict[int, int] | None = None  # a finite run's end, fixed at its start
 
@@ -167,14 +174,60 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         not_before = self.start if isinstance(self.start, int) else None
         file = kafka_file(self.topic.topic, part.partition)
+        json_payload = self.payload[0] == "json"
         for message in read_range(self.topic, part.partition, part.start, part.end):
             stamp = message.timestamp()[1]
             if not_before is not None and stamp < not_before:
                 continue
-            value = message.value()
-            text = "" if value is None else value.decode("utf-8", errors="replace")
-            yield (file, datetime.fromtimestamp(stamp / 1000, timezone.utc), message.offset(),
-                   text.removeprefix("\ufeff"), part.partition)
+            arrival = datetime.fromtimestamp(stamp / 1000, timezone.utc)
+            key, headers = _carried(message, self.carried)
+            if json_payload:  # the common path: the text as it is, no decoder
+                value = message.value()
+                text = "" if value is None else value.decode("utf-8", errors="replace")
+                yield (file, arrival, message.offset(), text.removeprefix("\ufeff"),
+                       part.partition, None, None, key, headers)
+                continue
+            for text, problem, element in payload_records(message.value(), *self.payload):
+                yield (file, arrival, message.offset(), text, part.partition, problem, element,
+                       key, headers)
+
+
+def payload_records(value: bytes | None, fmt: str, delimiter: str | None = None):
+    """A message's events as (JSON object text, reason it is malformed, index): JSON as it is
+    (an array is split by the reader, asaql/spark/records.py), a CSV message (its header row,
+    then rows) or an Avro container (its schema, then records) decoded as a file is
+    (asaql/input_formats.py), each record with its index in the message."""
+    if fmt == "json":
+        text = "" if value is None else value.decode("utf-8", errors="replace")
+        yield text.removeprefix("\ufeff"), None, None
+        return
+    from asaql.input_formats import records
+
+    if not value:
+        yield "", f"an empty message, not {fmt.upper()}", None
+        return
+    found = False
+    for index, (_, text, problem) in enumerate(records("", value, fmt, delimiter)):
+        found = True
+        yield text, problem and problem.replace(f"the {fmt.capitalize()} file",
+                                                f"the {fmt.capitalize()} message"), index
+    if not found:
+        yield value.decode("utf-8", errors="replace")[:10_000], \
+            ("a CSV message without a data row (each message is a header row, then rows)"
+             if fmt == "csv" else "an Avro message without a record"), None
+
+
+def _carried(message, carried: frozenset) -> tuple:
+    """The record's key and headers as text, when a query asks for them (else nothing is
+    decoded: the common path stays as fast)."""
+    if not carried:
+        return None, None
+    key = message.key() if "key" in carried else None
+    headers = message.headers() if "headers" in carried else None
+    return (None if key is None else key.decode("utf-8", errors="replace"),
+            None if not headers else {name: None if value is None
+                                      else value.decode("utf-8", errors="replace")
+                                      for name, value in headers})
 
 
 def _limited(begun: dict[str, int], ends: dict[str, int], budget: int) -> dict[str, int]:
@@ -195,4 +248,5 @@ def _control_files(folder: str) -> list[Path]:
 def _control_rows(folder: str, start: int, end: int):
     for path in _control_files(folder)[start:end]:
         mtime = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc)
-        yield (str(path), mtime, 1, path.read_text(encoding="utf-8").strip(), None)
+        yield (str(path), mtime, 1, path.read_text(encoding="utf-8").strip(), None, None, None,
+               None, None)

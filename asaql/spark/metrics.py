@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 from typing import TextIO
 
-from asaql.spark.io import file_display_name
+from asaql.spark.io import describe_position
 
 # A partition whose watermark is this far behind the most advanced one, while holding the
 # combined watermark back, is reported as not progressing (ASA: InputPartitionNotProgressing).
@@ -89,8 +89,8 @@ class RunMetrics:
         if sample and ("late", query) not in self.reported:
             self.reported.add(("late", query))
             event = json.loads(sample)
-            self._say(f"late input event ({query}): {file_display_name(event['file'])}:"
-                      f"{event['line']}, partition "
+            self._say(f"late input event ({query}): "
+                      f"{describe_position(event['file'], event['line'])}, partition "
                       f"{event['partition']}, event time {iso(event['eventTime'])}, arrived "
                       f"{iso(event['arrival'])}; its System.Timestamp was adjusted or it was "
                       "dropped by the late arrival policy (further ones are counted only)")

@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.input_records import MAX_DEPTH
+from asaql.record_position import ELEMENT_BITS, MAX_ELEMENTS
 from asaql.runtime import columns as C
 
 BOM = "\ufeff"
@@ -28,21 +29,81 @@ _STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 def split_lines(files: DataFrame) -> DataFrame:
     """Whole files (`value`, `_metadata`) → one row per non-blank line: FILE, its modification
     time, LINE (1-based) and the line's text, without a CR before the LF nor a byte-order mark
-    at the start of the file."""
+    at the start of the file. A file that is one JSON array spread over several lines (ASA's
+    "array" JSON format, pretty-printed) is one record at line 1 (array_elements splits it)."""
+    value = F.col("value")
+    value = F.when(value.startswith(BOM), F.substring(value, 2, 2**31 - 1)).otherwise(value)
     lines = files.select(
         F.col("_metadata.file_path").alias(C.FILE),
         F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
-        F.posexplode(F.split(F.col("value"), "\n")).alias("_asaql_pos", "_asaql_text"),
+        F.posexplode(F.when(_whole_array(value), F.array(value))
+                     .otherwise(F.split(value, "\n"))).alias("_asaql_pos", "_asaql_text"),
     )
     text = F.col("_asaql_text")
     # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
     text = F.when(text.endswith("\r"),
                   F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)")).otherwise(text)
-    text = F.when((F.col("_asaql_pos") == 0) & text.startswith(BOM),
-                  F.substring(text, 2, 2**31 - 1)).otherwise(text)
     return lines.select(C.FILE, "_asaql_mtime", (F.col("_asaql_pos") + 1).alias(C.LINE),
                         text.alias("_asaql_text")) \
         .where(F.trim(F.col("_asaql_text")) != "")
+
+
+def _whole_array(value: Column) -> Column:
+    """A file that starts with '[' and whose first line does not end the array: one array
+    spread over lines. A first line ending in ']' is a line of its own (JSON lines of arrays,
+    or a one-line array: the same events either way). Spark's parser would read only the
+    first of several arrays in a text, so the whole text is never parsed as one on trust."""
+    first_line = F.rtrim(F.substring_index(value, "\n", 1))
+    return F.ltrim(value).startswith("[") & ~first_line.endswith("]")
+
+
+def array_elements(lines: DataFrame) -> DataFrame:
+    """Lines (`_asaql_text`, LINE) → one row per event: a line holding a JSON array gives one
+    per element (ASA reads a message or blob holding an array of objects as those objects),
+    any other line itself. LINE becomes the event's position (asaql/record_position.py):
+    the line's, or a CSV/Avro message's record (ELEMENT, from the Kafka source), or the array
+    element's. ARRAY_PROBLEM: why the line or element is no event (a malformed or empty array,
+    a null element); the others (a number, a string, a nested array) are found by
+    shape_problem like any line that is not an object."""
+    text = F.col("_asaql_text")
+    is_array = F.coalesce(F.ltrim(text).startswith("["), F.lit(False))
+    source_element = F.col(ELEMENT) if ELEMENT in lines.columns else F.lit(None).cast("int")
+    others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
+    # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
+    elements = F.when(is_array, F.from_json(text, T.ArrayType(T.StringType())))
+    with_elements = lines.select(
+        *others, C.LINE, text, source_element.alias(ELEMENT), is_array.alias("_asaql_is_array"),
+        elements.alias("_asaql_elements"))
+    array, elements = F.col("_asaql_is_array"), F.col("_asaql_elements")
+    line_problem = (
+        F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
+        # the parser stops at the array's end: what follows would be lost unseen
+        .when(array & (~F.rtrim(text).endswith("]") | (_top_level_values(text) > 1)),
+              F.lit("text after the JSON array"))
+        .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it")))
+    checked = with_elements.select(
+        *others, C.LINE, ELEMENT, text, elements, line_problem.alias("_asaql_line_problem"),
+        (array & line_problem.isNull()).alias("_asaql_usable"))
+    usable = F.col("_asaql_usable")
+    # only flags go past the explode: a whole-file array is not copied once per element
+    exploded = checked.select(
+        *others, C.LINE, ELEMENT, "_asaql_line_problem", usable,
+        F.posexplode(F.when(usable, elements).otherwise(F.array(text)))
+        .alias("_asaql_pos", "_asaql_text"))
+    index = F.when(usable, F.col("_asaql_pos"))
+    item = F.col("_asaql_text")
+    problem = F.coalesce(F.col("_asaql_line_problem"), F.when(usable, F.when(
+        F.col("_asaql_pos") >= MAX_ELEMENTS, F.lit(f"an array of more than {MAX_ELEMENTS} events"))
+        .when(item.isNull(), F.lit("a null array element, not a JSON object"))))
+    where = F.col(C.LINE).cast("bigint") * F.lit(1 << ELEMENT_BITS) \
+        + F.coalesce(index + 1, F.col(ELEMENT) + 1, F.lit(0)).cast("bigint")
+    text = F.coalesce(item, F.when(usable, F.lit("null")))  # a null element's text, as sent
+    return exploded.select(*others, where.alias(C.LINE), text.alias("_asaql_text"),
+                           problem.alias(ARRAY_PROBLEM))
+
+
+ELEMENT = "_asaql_element"  # the record's index in its Kafka message (CSV, Avro), if several
+ARRAY_PROBLEM = "_asaql_array_problem"
 
 
 def shape_problem(text: Column) -> Column:
@@ -116,7 +177,8 @@ def clean_lines(files: DataFrame) -> DataFrame:
     reads. A record with a PartitionId that is not a partition number is left out too, so that
     it does not widen the field's type (to text) for the good ones: a regular expression on the
     text, as a parse here would double the inference's cost."""
-    lines = split_lines(files).select("*", object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
+    lines = array_elements(split_lines(files)).where(F.col(ARRAY_PROBLEM).isNull())
+    lines = lines.select("*", object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
     text, keys = F.col("_asaql_text"), F.col("_asaql_keys")
     unique_keys = F.coalesce((F.size(keys) < 2)
                              | (F.size(keys) == F.size(F.array_distinct(_lower_all(keys)))),
@@ -142,6 +204,20 @@ def _bracket_count(text: Column) -> Column:
     def without(bracket: str) -> Column:
         return F.octet_length(F.replace(text, F.lit(bracket), F.lit("")))
     return F.octet_length(text) * 2 - without("{") - without("[")
+
+
+def _top_level_values(text: Column) -> Column:
+    """How many times the brackets outside strings close back to the top level: 1 for one
+    array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
+    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
+    walk = F.aggregate(
+        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("closed")),
+        lambda acc, c: F.struct(
+            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
+            (acc["closed"] + F.when(
+                acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1) == 0, 1).otherwise(0))
+            .alias("closed")))
+    return walk["closed"]
 
 
 def _depth(text: Column) -> Column:

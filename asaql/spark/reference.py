@@ -18,9 +18,10 @@ from asaql.input_formats import resolve_format
 from asaql.runtime import columns as C
 from asaql.spark.failures import reason
 from asaql.spark.format_inputs import PROBLEM, batch_lines
-from asaql.spark.io import file_display_name, infer_payload_schema
+from asaql.spark.io import describe_position, infer_payload_schema
 from asaql.spark.lowering.keys import key_text
-from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
+from asaql.spark.records import (ARRAY_PROBLEM, array_elements, object_keys, parse_problem,
+                                 shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 
@@ -93,6 +94,7 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
         lines = split_lines(files.select("value", "_metadata"))
     else:
         lines = batch_lines(spark, paths, fmt)
+    lines = array_elements(lines)  # a JSON array's objects are the table's rows
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
@@ -100,12 +102,12 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     text = F.col("_asaql_text")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     decoded = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
-    problem = F.coalesce(*decoded, shape_problem(text), parse_problem(text, corrupt, schema,
-                                                                          F.col("_asaql_keys")))
+    problem = F.coalesce(*decoded, F.col(ARRAY_PROBLEM), shape_problem(text),
+                         parse_problem(text, corrupt, schema, F.col("_asaql_keys")))
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:
-        where = f"{file_display_name(bad[0][C.FILE])}:{bad[0][C.LINE]}"
+        where = describe_position(bad[0][C.FILE], bad[0][C.LINE])
         raise ConfigurationError(f"reference data {where}: {bad[0]['why']} (a reference table "
                                  "is used whole: fix or remove that record)")
     return parsed.select(*[F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields])

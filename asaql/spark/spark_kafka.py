@@ -39,7 +39,8 @@ def connector_options(topic: KafkaTopic, start: str | int,
 
 
 def spark_kafka_lines(spark: SparkSession, topic: KafkaTopic, start: str | int,
-                      max_per_trigger: int | None, control: str) -> DataFrame:
+                      max_per_trigger: int | None, control: str,
+                      carried: tuple[str, ...] = ()) -> DataFrame:
     """The topic's records and the control records, as the Python source gives them (the
     source's own end is Trigger.AvailableNow's: the end offsets found at start)."""
     options = connector_options(topic, start, max_per_trigger)
@@ -50,7 +51,8 @@ def spark_kafka_lines(spark: SparkSession, topic: KafkaTopic, start: str | int,
             raise ConfigurationError(MISSING) from None
         raise
     not_before = start if isinstance(start, int) else None
-    return kafka_records(frame, not_before).unionByName(control_lines(spark, control))
+    return kafka_records(frame, not_before, carried).unionByName(
+        control_lines(spark, control))
 
 
 def _connector_missing(error: Exception) -> bool:
@@ -59,7 +61,8 @@ def _connector_missing(error: Exception) -> bool:
         or "Failed to find the data source: kafka" in text
 
 
-def kafka_records(frame: DataFrame, not_before_ms: int | None = None) -> DataFrame:
+def kafka_records(frame: DataFrame, not_before_ms: int | None = None,
+                  carried: tuple[str, ...] = ()) -> DataFrame:
     """A DataFrame shaped like Spark's Kafka source (key, value binary, topic, partition,
     offset, timestamp, …) as asaql's records (kafka_source.SCHEMA): where it was read
     ("kafka:TOPIC:PARTITION", the offset), its arrival time (the record's timestamp), its text
@@ -75,7 +78,26 @@ def kafka_records(frame: DataFrame, not_before_ms: int | None = None) -> DataFra
         F.col("timestamp").alias("_asaql_mtime"),
         F.col("offset").cast("long").alias("asaql__line"),
         F.regexp_replace(text, "^\ufeff", "").alias("_asaql_text"),
-        F.col("partition").cast("long").alias("_asaql_partition"))
+        F.col("partition").cast("long").alias("_asaql_partition"),
+        *_no_problem(),
+        (F.col("key").cast("string") if "key" in carried
+         else F.lit(None).cast("string")).alias("_asaql_message_key"),
+        (_headers() if "headers" in carried
+         else F.lit(None).cast("map<string,string>")).alias("_asaql_headers"))
+
+
+def _no_problem() -> list:
+    """A JSON message is parsed downstream (io.py): no decoder's reason, no element index."""
+    return [F.lit(None).cast("string").alias("_asaql_problem"),
+            F.lit(None).cast("int").alias("_asaql_element")]
+
+
+def _headers():
+    """Spark's headers (array of (key, binary value)) as the Python source gives them: a map of
+    text, NULL when the record has none."""
+    entries = F.transform("headers", lambda h: F.struct(h["key"].alias("key"),
+                                                         h["value"].cast("string").alias("value")))
+    return F.when(F.size("headers") > 0, F.map_from_entries(entries))
 
 
 def control_lines(spark: SparkSession, control: str) -> DataFrame:
@@ -88,4 +110,7 @@ def control_lines(spark: SparkSession, control: str) -> DataFrame:
         F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
         F.lit(1).cast("long").alias("asaql__line"),
         F.trim(F.col("value")).alias("_asaql_text"),
-        F.lit(None).cast("long").alias("_asaql_partition"))
+        F.lit(None).cast("long").alias("_asaql_partition"),
+        *_no_problem(),
+        F.lit(None).cast("string").alias("_asaql_message_key"),
+        F.lit(None).cast("map<string,string>").alias("_asaql_headers"))

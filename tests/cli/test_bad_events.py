@@ -47,7 +47,7 @@ KINDS = [
     Kind("invalid_utf8_between_fields", b'{"id": "{id}", \xfe "v": 1}', MALFORMED,
          "invalid UTF-8 outside a string"),
     Kind("invalid_utf8_inside_a_string", _record(', "s": "a\xffb"'), ACCEPTED),
-    Kind("array", b"[1, 2, 3]", MALFORMED, "not a JSON object"),
+    Kind("array", b"[1]", MALFORMED, "not a JSON object"),  # an array's element
     Kind("number", b"42", MALFORMED, "not a JSON object"),
     Kind("string", b'"{id}"', MALFORMED, "not a JSON object"),
     Kind("null", b"null", MALFORMED, "not a JSON object"),
@@ -263,3 +263,15 @@ def test_a_csv_reference_row_with_an_extra_value_stops_the_run_naming_it(spark, 
     assert result.exit_code == 2, result.output
     assert "Malformed CSV record: b,B,extra" in result.stderr
     assert "Traceback" not in result.stderr and "collectToPython" not in result.stderr
+
+
+def test_a_reference_file_that_is_a_json_array_gives_its_objects_as_rows(spark, tmp_path):
+    table = json.dumps([{"k": "a", "name": "A"}, {"k": "b", "name": "B"}], indent=2)
+    result = run_reference_join(tmp_path, "ref.json", table.encode(),
+                                '{"id": 1, "k": "a"}\n{"id": 2, "k": "b"}\n')
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert sorted((r["id"], r["name"]) for r in rows) == [(1, "A"), (2, "B")]
+    (tmp_path / "bad").mkdir()
+    bad = run_reference_join(tmp_path / "bad", "ref.json", b'[{"k": "a"}, 7]', '{"id": 1}\n')
+    assert bad.exit_code == 2 and "ref.json:1[1]: not a JSON object" in bad.stderr

@@ -112,7 +112,7 @@ def test_malformed_messages_are_set_aside_with_topic_partition_and_offset(spark,
                                                                           tmp_path):
     kafka_broker.create_topic("mixed", 2)
     good = [json.dumps({"id": i, "EventTime": f"2026-01-01T00:00:{i:02d}Z"}) for i in range(6)]
-    bad = [b"not json", b'[1, 2]', b'{"id": 1, "id": 2, "EventTime": "2026-01-01T00:00:09Z"}',
+    bad = [b"not json", b'[1]', b'{"id": 1, "id": 2, "EventTime": "2026-01-01T00:00:09Z"}',
            b'{"id": 7, "EventTime": "2026-01-01T00:00:07Z"} trailing', b'{"id": \xff}']
     records = [*good[:3], *bad, *good[3:]]
     kafka_broker.produce("mixed", records, partition_of=lambda r: 1,

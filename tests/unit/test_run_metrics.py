@@ -4,6 +4,7 @@ writer observes: the metrics line, the terminal's status line, and the diagnosti
 import io
 import json
 
+from asaql.record_position import position
 from asaql.spark.metrics import RunMetrics
 
 MINUTE = 60_000_000
@@ -13,8 +14,9 @@ T0 = 1_609_459_200_000_000  # 2021-01-01T00:00:00Z
 def observed(**values) -> dict:
     return {"input": 10, "late": 1, "early": 0, "ooo": 2, "dropped": 0, "malformed": 0,
             "marks": [json.dumps({"*": T0, "0": T0, "1": T0 + 5 * MINUTE})],
-            "late_sample": json.dumps({"file": "file:/data/in.jsonl", "line": 7, "partition": 1,
-                                       "arrival": T0 + 30_000_000, "eventTime": T0}),
+            "late_sample": json.dumps({"file": "file:/data/in.jsonl", "line": position(7),
+                                       "partition": 1, "arrival": T0 + 30_000_000,
+                                       "eventTime": T0}),
             **values}
 
 

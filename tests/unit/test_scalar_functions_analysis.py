@@ -98,6 +98,10 @@ def test_a_date_part_must_be_a_bare_name(unit):
     ("'eventenqueuedutctime'", "EventEnqueuedUtcTime"),
     ("'[EventHub].[EventEnqueuedUtcTime]'", "EventEnqueuedUtcTime"),
     ("'EventHub.PartitionId'", "PartitionId"), ("'PartitionId'", "PartitionId"),
+    ("'EventProcessedUtcTime'", "EventProcessedUtcTime"), ("'EventHub.Offset'", "Offset"),
+    ("'[EventHub].[SequenceNumber]'", "SequenceNumber"), ("'partitionkey'", "PartitionKey"),
+    ("'[User].[source]'", "User.source"), ("'User.Source'", "User.Source"),
+    ("'[user].[device.id]'", "User.device.id"),
 ])
 def test_metadata_properties_asaql_carries(name, property):
     call = select_expr(f"GetMetadataPropertyValue(i, {name})")
@@ -106,11 +110,16 @@ def test_metadata_properties_asaql_carries(name, property):
 
 
 def test_other_metadata_properties_are_errors_naming_the_carried_ones():
-    error = error_of("a, GetMetadataPropertyValue(i, 'EventProcessedUtcTime') AS v")
+    error = error_of("a, GetMetadataPropertyValue(i, 'Publisher') AS v")
     assert error.message == (
         "GetMetadataPropertyValue(): asaql carries the metadata properties "
-        "'EventEnqueuedUtcTime' and 'PartitionId', not 'EventProcessedUtcTime'")
+        "'EventEnqueuedUtcTime', 'PartitionId', 'EventProcessedUtcTime', 'Offset', "
+        "'SequenceNumber', 'PartitionKey' and '[User].[name]', not 'Publisher'")
     assert (error.span.line, error.span.column) == (1, 39)
+    for name in ("'[User].[]'", "'[IoTHub].[ConnectionDeviceId]'", "'[User].[a'",
+                 "'EventHub.'", "'[EventHub].[Offset].[x]'"):
+        assert S.metadata_property_of(select_expr(
+            f"GetMetadataPropertyValue(i, {name})").args[1]) is None, name
     error = error_of("GetMetadataPropertyValue(i, name)")
     assert "must be a string literal" in error.message
 

@@ -9,9 +9,13 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.metadata import user_property_name
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
+from asaql.record_position import ELEMENT_BITS
 from asaql.runtime import columns as C
+from asaql.spark.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
+from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 
 
 def _null() -> Column:
@@ -71,12 +75,28 @@ _METADATA_COLUMNS = {"EventEnqueuedUtcTime": C.ARRIVAL, "PartitionId": C.PARTITI
 
 def _metadata_property(args, call, scope) -> Column:
     # the first argument is the input alias: one input per statement, nothing to choose
-    column = _METADATA_COLUMNS[call.metadata_property]
+    prop = call.metadata_property
     frame = getattr(scope, "frame", None)
-    if frame is not None and column not in frame.columns:
+    columns = frame.columns if frame is not None else None
+    if columns is not None and _METADATA_COLUMNS.get(prop, C.FILE) not in columns:
         raise UnsupportedFeatureError("GetMetadataPropertyValue() is supported in statements "
                                       "without GROUP BY so far", call.span)
-    return F.col(column)
+    if prop in _METADATA_COLUMNS:
+        return F.col(_METADATA_COLUMNS[prop])
+    if prop == "EventProcessedUtcTime":  # a topic's events carry it; a file's: this batch's
+        return F.col(PROCESSED_FIELD) if columns is not None and PROCESSED_FIELD in columns \
+            else F.current_timestamp()
+    if prop in ("Offset", "SequenceNumber"):  # the Kafka offset (NULL for a file's events)
+        return F.when(F.col(C.FILE).startswith(KAFKA_FILE_PREFIX),
+                      F.shiftright(F.col(C.LINE), ELEMENT_BITS))
+    # the record's key and headers, read from the topic for a query that asks (plan/metadata.py)
+    if prop == "PartitionKey":
+        return F.col(KEY_COLUMN) if columns is not None and KEY_COLUMN in columns \
+            else F.lit(None).cast("string")
+    name = user_property_name(prop)
+    if columns is not None and HEADERS_COLUMN in columns:
+        return F.try_element_at(F.col(HEADERS_COLUMN), F.lit(name))
+    return F.lit(None).cast("string")
 
 
 RECORD_FUNCTIONS: dict = {
