@@ -109,11 +109,9 @@ def _stream_input(project, config, mock, alias, kafka_config, local, environ):
                           f", ScriptType InputMock) for --local: add one, or give --input "
                           f"{alias}=FILE")
     if kind == EVENT_HUB:
-        _json_payload(config, alias)
-        return live.event_hub(config, alias, kafka_config, environ), None
+        return live.event_hub(config, alias, kafka_config, environ), _topic_payload(config)
     if kind == IOT_HUB:
-        _json_payload(config, alias)
-        return live.iot_hub(config, alias, kafka_config, environ), None
+        return live.iot_hub(config, alias, kafka_config, environ), _topic_payload(config)
     if kind in STORAGE:
         raise config.fail("DataSourceType", (
             f"is {config.get('DataSourceType')}: asaql reads a local stand-in: add a local input "
@@ -155,12 +153,35 @@ def _mock_file(project: Project, mock: ConfigFile) -> tuple[str, str | None]:
     return str(path), _FORMATS.get(fmt)
 
 
+def _topic_payload(config: ConfigFile) -> str | None:
+    """An Event Hub input's messages: JSON (None: the default), CSV with its delimiter, or
+    Avro, as --input-format gives them for a topic."""
+    kind = str(config.get("Serialization", "Type") or "Json").lower()
+    if kind not in ("json", "csv", "avro"):
+        raise config.fail("Serialization.Type", (
+            f"is {config.get('Serialization', 'Type')}: asaql reads a topic's messages as Json, "
+            "Csv or Avro"))
+    _uncompressed(config)
+    if kind == "csv":
+        delimiter = _DELIMITERS.get(str(config.get("Serialization", "FieldDelimiter") or ","))
+        if delimiter is None:
+            raise config.fail("Serialization.FieldDelimiter", (
+                f"is {config.get('Serialization', 'FieldDelimiter')!r}: ASA's CSV delimiters "
+                "are comma, semicolon, tab, pipe and space"))
+        return f"csv:{delimiter}"
+    return None if kind == "json" else kind
+
+
 def _json_payload(config: ConfigFile, alias: str) -> None:
     kind = str(config.get("Serialization", "Type") or "Json").lower()
     if kind != "json":
         raise config.fail("Serialization.Type", (
-            f"is {config.get('Serialization', 'Type')}: asaql reads a topic's messages as JSON; "
-            f"give --input {alias}=... with a local file for this input"))
+            f"is {config.get('Serialization', 'Type')}: asaql writes a topic's messages as JSON; "
+            f"give --output {alias}=... with a local file or folder for this output"))
+    _uncompressed(config)
+
+
+def _uncompressed(config: ConfigFile) -> None:
     compression = str(config.get("CompressionType") or config.get("CompresssionType")
                       or "None").lower()
     if compression != "none":

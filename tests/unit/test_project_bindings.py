@@ -121,6 +121,20 @@ def test_blob_inputs_and_reference_data_read_their_local_stand_ins(tmp_path):
     assert bound.outputs == {"out": str(folder / "LocalRunOutputs" / "out.json")}
 
 
+@pytest.mark.parametrize("serialization, expected", [
+    ({"Type": "Json"}, None), ({"Type": "Csv", "FieldDelimiter": ";"}, "csv:semicolon"),
+    ({"Type": "Csv", "FieldDelimiter": "tab"}, "csv:tab"), ({"Type": "Avro"}, "avro")])
+def test_an_event_hub_input_reads_its_messages_in_its_serialization(tmp_path, serialization,
+                                                                     expected):
+    folder = tmp_path / "p"
+    write_project(folder, "SELECT * INTO out FROM [in]",
+                  {"in.json": stream_input("in", serialization=serialization)},
+                  {"out.json": output("out")})
+    bound = bind(folder, environ={"ASAQL_KEY_IN": "k"})
+    assert isinstance(bound.inputs["in"], KafkaTopic)
+    assert bound.input_formats == ({} if expected is None else {"in": expected})
+
+
 # (files, environ) → the file and field the one-line message names
 UNMAPPABLE = {
     "sql output": ({"Outputs/out.json": output("out", "SQL Database")}, {},
@@ -143,8 +157,13 @@ UNMAPPABLE = {
     "missing key": ({}, {}, "Inputs/in.json: EventHubProperties.SharedAccessPolicyKey is empty"),
     "managed identity": ({"Inputs/in.json": stream_input("in", AuthenticationMode="Msi")}, {},
                          "Inputs/in.json: EventHubProperties.AuthenticationMode is Msi"),
-    "avro payload": ({"Inputs/in.json": stream_input("in", serialization={"Type": "Avro"})},
-                     {"ASAQL_KEY_IN": "k"}, "Inputs/in.json: Serialization.Type is Avro"),
+    "avro event hub output": ({"Outputs/out.json": output("out", "Event Hub",
+                                                          serialization={"Type": "Avro"})},
+                              {"ASAQL_KEY_IN": "k", "ASAQL_KEY_OUT": "k"},
+                              "Outputs/out.json: Serialization.Type is Avro"),
+    "unknown csv delimiter": ({"Inputs/in.json": stream_input(
+        "in", serialization={"Type": "Csv", "FieldDelimiter": "#"})}, {},
+        "Inputs/in.json: Serialization.FieldDelimiter is '#'"),
     "avro blob output": ({"Outputs/out.json": output("out", serialization={"Type": "Avro"})},
                          {"ASAQL_KEY_IN": "k"}, "Outputs/out.json: Serialization.Type is Avro"),
     "blob without stand-in": ({"Inputs/in.json": stream_input("in", "Blob Storage")}, {},
