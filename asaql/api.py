@@ -77,7 +77,7 @@ class Query:
                       partition: str = "PartitionId", order: str | None = None,
                       references: dict | None = None, kafka_config: str | None = None,
                       kafka_settings: dict | None = None, start="earliest",
-                      follow: bool = False) -> dict:
+                      follow: bool = False, checkpoint: str | None = None) -> dict:
         """A DataFrame per output alias over the given inputs (alias → a DataFrame, or a topic).
 
         Each input row is an event: its columns the payload; `arrival` names its arrival time
@@ -89,6 +89,10 @@ class Query:
         it, from `start`, with `kafka_config`/`kafka_settings`; without `follow` up to the end
         offsets found at start, where every window closes.
         `references`: reference data alias → a JSON-lines or CSV file.
+        A query with stages (two stateful steps in a row) has its first parts written to stage
+        folders under `checkpoint` (default: a new temporary folder), by streaming queries
+        started here and named `asaql_stage_…` (over batch inputs: written at once); each
+        output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
@@ -100,7 +104,7 @@ class Query:
                  if isinstance(value, (str, KafkaTopic)) else value
                  for alias, value in inputs.items()}
         return output_frames(self.compiled, spark, given, arrival, partition, order,
-                             references or {})
+                             references or {}, checkpoint)
 
     @staticmethod
     def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:

@@ -6,15 +6,19 @@ DataFrame of typed columns instead of JSON lines.
 
 from __future__ import annotations
 
+import tempfile
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
+from asaql.spark.embed_stages import EmbeddedStages
+from asaql.spark.execute import group_inputs, stage_waves
 from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
@@ -22,14 +26,11 @@ from asaql.spark.reference import load_reference
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
-                  order: str | None, references: dict[str, str]) -> dict[str, DataFrame]:
+                  order: str | None, references: dict[str, str],
+                  checkpoint: str | None = None) -> dict[str, DataFrame]:
     """`inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
-    `asaql run` reads it)."""
-    if compiled.plan.stage_names:
-        raise ConfigurationError(
-            "this query needs two stateful steps in a row (a stage: see the README), which "
-            "runs as two streaming queries; the embedding API gives one DataFrame per output "
-            "of a single step so far: run it with `asaql run`")
+    `asaql run` reads it). A query with stages starts their writers here (embed_stages.py),
+    keeping them under `checkpoint` (None: a new temporary folder)."""
     given = resolve_aliases(compiled.input_names, dict(inputs), "input")
     missing = [name for name in compiled.input_names if name not in given]
     if missing:
@@ -52,7 +53,14 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
     for alias, read in topic_reads.items():
         payloads[alias], events[alias] = _topic_events(spark, read)
     frames: dict[str, list[DataFrame]] = {}
-    for group in group_by_source(compiled.plan):
+    stages = EmbeddedStages(checkpoint or tempfile.mkdtemp(prefix="asaql-embed-")) \
+        if compiled.plan.stage_names else None
+    # A group reading a stage comes after the one writing it (stage_waves)
+    for index, group in (pair for wave in stage_waves(list(enumerate(
+            group_by_source(compiled.plan)))) for pair in wave):
+        for alias in group_inputs(group):
+            if is_stage(alias) and alias not in events:
+                payloads[alias], events[alias] = stages.read(spark, alias)
         if isinstance(group, JoinGroup):
             sides = (group.input_alias, group.right_alias)
             lowered = lower_join_group(
@@ -64,8 +72,12 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
             lowered = lower_group(spark, group, "", payloads[alias], "", None,
                                   _partitions(spark, group, topic_reads.get(alias)), buckets,
                                   tables, events=events[alias], typed=True)
+        staged = [(write, lines) for write, lines in lowered.outputs if is_stage(write.output)]
+        if staged:
+            stages.write(spark, index, group, lowered.stream, staged)
         for write, lines in lowered.outputs:
-            frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
+            if not is_stage(write.output):
+                frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
     return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
             for name, parts in frames.items()}
 
@@ -77,8 +89,6 @@ SEMANTIC_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": 
 def _topic_events(spark: SparkSession, read: KafkaRead) -> tuple[T.StructType, DataFrame]:
     """A topic's payload schema (from a sample of its records) and its events, read as `asaql
     run` reads them. Its control folder (the end of a finite read) is a new temporary folder."""
-    import tempfile
-
     from asaql.spark.control import control_folder, write_end_of_input
     from asaql.spark.io import infer_payload_schema, read_events
 

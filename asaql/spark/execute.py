@@ -45,8 +45,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     sinks = {name: _sink(options, name, checkpoint, fresh, committed)
              for name in compiled.output_names}
     # Stages: folders of the checkpoint, written by one query and read by another.
-    stages = {name: os.path.join(checkpoint, "stages", _safe(name[1:]))
-              for name in compiled.plan.stage_names}
+    stages = {name: stage_folder(checkpoint, name) for name in compiled.plan.stage_names}
     sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
     inputs = run_inputs(options, compiled.plan)
     paths = {**inputs, **stages}
@@ -70,12 +69,12 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             queries, counted = [], set()
             # A query reading a stage starts after the one writing it (a finite run: once that
             # one has finished, so the stage is complete and its schema known).
-            for wave in _waves(list(enumerate(group_by_source(compiled.plan)))):
+            for wave in stage_waves(list(enumerate(group_by_source(compiled.plan)))):
                 started = []
                 for index, group in wave:
                     # The first group reading an input counts its events and malformed
                     # records (a stage's rows are not input).
-                    inputs = _inputs_of(group)
+                    inputs = group_inputs(group)
                     counting = tuple(a not in counted and not is_stage(a) for a in inputs)
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
@@ -127,7 +126,12 @@ def _safe(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
-def _waves(groups: list) -> list[list]:
+def stage_folder(checkpoint: str, name: str) -> str:
+    """Where a stage's rows are kept: a folder of the checkpoint."""
+    return os.path.join(checkpoint, "stages", _safe(name[1:]))
+
+
+def stage_waves(groups: list) -> list[list]:
     """Groups in the order their stages need: a group that reads a stage after the one that
     writes it."""
     writer = {write.output: index for index, group in groups for write in group.writes
@@ -139,7 +143,7 @@ def _waves(groups: list) -> list[list]:
     def depth_of(index: int) -> int:
         if index not in depth:
             depth[index] = max((1 + depth_of(writer[alias])
-                                for alias in _inputs_of(by_index[index]) if is_stage(alias)),
+                                for alias in group_inputs(by_index[index]) if is_stage(alias)),
                                default=0)
         return depth[index]
 
@@ -149,7 +153,7 @@ def _waves(groups: list) -> list[list]:
     return [waves[d] for d in sorted(waves)]
 
 
-def _inputs_of(group) -> tuple[str, ...]:
+def group_inputs(group) -> tuple[str, ...]:
     if isinstance(group, JoinGroup):
         return (group.input_alias, group.right_alias)
     return (group.input_alias,)
@@ -177,7 +181,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
 
 def query_label(group, index: int) -> str:
     """How metrics and `explain --spark` name a group's streaming query."""
-    return f"{'+'.join(_inputs_of(group))}:{index}"
+    return f"{'+'.join(group_inputs(group))}:{index}"
 
 
 def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
@@ -185,7 +189,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders)."""
     folder = os.path.join(checkpoint, f"source-{index}")
     paths, controls = [], []
-    for number, alias in enumerate(_inputs_of(group)):
+    for number, alias in enumerate(group_inputs(group)):
         path = inputs[alias]
         # each input read by the query has its own control folder (its end, its clock)
         control = control_folder(folder if number == 0 else os.path.join(folder, "right"))
@@ -196,7 +200,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     if isinstance(group, JoinGroup):
         partitions = tuple(discover_partitions(spark, path)
                            if group.scope == "combined" and not is_stage(alias) else ()
-                           for path, alias in zip(paths, _inputs_of(group)))
+                           for path, alias in zip(paths, group_inputs(group)))
         lowered = lower_join_group(
             spark, group, tuple(paths),
             (schemas[group.input_alias], schemas[group.right_alias]),
@@ -223,9 +227,7 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
 
     plans = {}
     with tempfile.TemporaryDirectory(prefix="asaql-explain-") as checkpoint:
-        stages = {name: os.path.join(checkpoint, "stages", re.sub(r"[^A-Za-z0-9_.-]", "_",
-                                                                  name[1:]))
-                  for name in compiled.plan.stage_names}
+        stages = {name: stage_folder(checkpoint, name) for name in compiled.plan.stage_names}
         for folder in stages.values():
             os.makedirs(folder, exist_ok=True)
         inputs = run_inputs(options, compiled.plan)
@@ -234,11 +236,11 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
         references = {alias.lower(): load_reference(spark, alias, path)
                       for alias, path in options.references.items()}
         groups = list(enumerate(group_by_source(compiled.plan)))
-        for wave in _waves(groups):
+        for wave in stage_waves(groups):
             for index, group in wave:
                 lowered, _ = _lower(spark, index, group, options, {**inputs, **stages},
                                     checkpoint, schemas, 1, references,
-                                    tuple(True for _ in _inputs_of(group)))
+                                    tuple(True for _ in group_inputs(group)))
                 text = io.StringIO()
                 with contextlib.redirect_stdout(text):
                     lowered.stream.explain()

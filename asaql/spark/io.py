@@ -146,6 +146,7 @@ def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, in
 def read_events(
     spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
+    batch: bool = False,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -154,6 +155,8 @@ def read_events(
     input, so its records (the end of the input, clock ticks) come after the data files that
     were there before them: the file source admits files in modification-time order. A Kafka
     topic (`path` a KafkaRead) is read by asaql's Kafka source, its control records included.
+    `batch`: the JSON-lines files there now, as a batch DataFrame (a stage of the embedding API
+    over batch inputs).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
@@ -162,8 +165,8 @@ def read_events(
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
         return _parse_records(lines, schema, json_options or {})
-    reader = spark.readStream.format("text").option("wholetext", "true")
-    if max_files_per_trigger:
+    reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
+    if max_files_per_trigger and not batch:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
     p = Path(path).resolve()
     names = f"{{{_glob_escape(p.name)},*.jsonl}}" if p.is_file() else "*.{jsonl,json}"

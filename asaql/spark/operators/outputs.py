@@ -134,7 +134,7 @@ def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]
 
 def _json_from(columns: list[Column], types: list[T.StructField],
                stage_time: Column | None = None, typed: bool = False) -> Column:
-    if typed:
+    if typed and stage_time is None:  # a stage's rows stay lines: its reader parses them
         return F.struct(*[c.alias(f.name) for c, f in zip(columns, types)])
     if stage_time is not None:
         return stage_line([c.alias(f.name) for c, f in zip(columns, types)], stage_time)
