@@ -8,7 +8,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -23,7 +23,9 @@ from asaql.runtime import columns as C
 from asaql.runtime.step import SourceStep, StepSpec
 from asaql.spark.lowering.analytics import lower_analytics
 from asaql.spark.lowering.expressions import Scope
-from asaql.spark.lowering.windowing import WindowedStatement, is_windowed, prepare
+from asaql.spark.lowering.windowing import (
+    WindowedStatement, is_windowed, prepare, split_windowed,
+)
 from asaql.spark.operators.joins import JoinGroup, join_stream
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.sources import apply_step, policy_settings, read_source, record_json, stamp_events
@@ -110,7 +112,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                                      for w in group.writes])
     source = group.source
     stamped = stamp_events(events, source, scope)
-    windowed = [prepare(i, w, stamped, scope, record_json(schema)) for i, w in enumerate(group.windowed)]
+    windowed = _shared_windows(group.windowed, stamped, scope, record_json(schema))
     passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.held]
     calls = list(dict.fromkeys(c for w in group.held if analytics_below(w) is not None
                                for c in analytics_below(w).calls))
@@ -128,7 +130,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     step_input = stamped.select(
         *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
         C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY, C.CONTROL,
-        *[column.alias(name) for s in windowed for name, column in s.inputs.items()],
+        *[column.alias(name) for s in _distinct(windowed) for name, column in s.inputs.items()],
         *[column.alias(name) for name, column in analytics.inputs.items()],
         F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
                   .otherwise(F.array(bucket))).alias(C.BUCKET),
@@ -137,10 +139,10 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     event_columns = event if passthrough else ()
     held = (*event, *analytics.inputs) if group.held else ()
     out_schema = _step_schema(step_input, (*event_columns, *event) if group.held
-                              else event_columns, windowed, analytics.result_fields)
+                              else event_columns, _distinct(windowed), analytics.result_fields)
     spec = StepSpec(
         policy=policy_settings(source), scope=group.scope, partitions=partitions,
-        event_columns=event_columns, statements=tuple(s.spec for s in windowed),
+        event_columns=event_columns, statements=tuple(s.spec for s in _distinct(windowed)),
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
@@ -152,6 +154,33 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 for w in group.held]
     outputs += [(s.write, window_lines(s, stream, schema, typed)) for s in windowed]
     return LoweredGroup(stream, outputs)
+
+
+def _shared_windows(writes: list[WriteOutput], stamped: DataFrame, scope: Scope,
+                    record) -> list[WindowedStatement]:
+    """Each windowed write's statement. Writes over the same windows (one step's, read by
+    several outputs, each with its own HAVING/WHERE and SELECT over them) share one statement of
+    the step: its windows are kept and aggregated once, and each write reads their results."""
+    prepared: dict = {}
+    statements = []
+    for write in writes:
+        aggregate = split_windowed(write)[2]
+        if aggregate not in prepared:
+            prepared[aggregate] = prepare(len(prepared), write, stamped, scope, record)
+            statements.append(prepared[aggregate])
+            continue
+        project, having, _, _ = split_windowed(write)
+        statements.append(replace(prepared[aggregate], write=write, project=project,
+                                  having=having))
+    return statements
+
+
+def _distinct(windowed: list[WindowedStatement]) -> list[WindowedStatement]:
+    """The step's statements: one per index (writes sharing windows share one)."""
+    first: dict[int, WindowedStatement] = {}
+    for statement in windowed:
+        first.setdefault(statement.index, statement)
+    return list(first.values())
 
 
 def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedStatement],

@@ -1,0 +1,68 @@
+"""A step read by several outputs runs once: one streaming query reads the input once, and the
+step keeps and aggregates its windows once for every output that reads them (its state is the
+state of a query with one output), each output filtering and projecting the same results."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import asaql
+from asaql.runner import RunOptions, run
+
+EVENTS = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
+
+STEP = """
+WITH perDevice AS (
+    SELECT deviceId, COUNT(*) AS readings, MAX(temperature) AS hottest,
+           System.Timestamp() AS windowEnd
+    FROM input TIMESTAMP BY EventTime
+    GROUP BY deviceId, TumblingWindow(minute, 1))
+"""
+TWO_OUTPUTS = STEP + ("SELECT * INTO everyWindow FROM perDevice; "
+                      "SELECT deviceId, windowEnd INTO busy FROM perDevice WHERE readings > 3")
+ONE_OUTPUT = STEP + "SELECT * INTO everyWindow FROM perDevice"
+
+
+def input_in_two_files(folder: Path) -> Path:
+    """The events in two files, read one per micro-batch: windows stay open between them."""
+    lines = EVENTS.read_text().splitlines(keepends=True)
+    folder.mkdir()
+    for number, part in enumerate((lines[:150], lines[150:])):
+        path = folder / f"part-{number}.jsonl"
+        path.write_text("".join(part))
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+    return folder
+
+
+def run_query(spark, text: str, outputs: tuple[str, ...], folder: Path, tmp_path: Path, name: str):
+    out = {alias: tmp_path / f"{name}-{alias}.jsonl" for alias in outputs}
+    metrics = tmp_path / f"{name}-metrics.jsonl"
+    counts = run(asaql.compile(text, late="5s", ooo="2s").compiled, RunOptions(
+        inputs={"input": str(folder)}, outputs={a: str(p) for a, p in out.items()},
+        max_files_per_trigger=1, errors_path=str(tmp_path / f"{name}-errors.jsonl"),
+        metrics_path=str(metrics)), spark=spark)
+    rows = {alias: [json.loads(line) for line in path.read_text().splitlines()]
+            for alias, path in out.items()}
+    return counts, rows, [json.loads(line) for line in metrics.read_text().splitlines()]
+
+
+def test_a_step_read_by_two_outputs_runs_once(spark, tmp_path):
+    folder = input_in_two_files(tmp_path / "input")
+    counts, rows, metrics = run_query(spark, TWO_OUTPUTS, ("everyWindow", "busy"), folder,
+                                      tmp_path, "two")
+    alone, alone_rows, _ = run_query(spark, ONE_OUTPUT, ("everyWindow",), folder, tmp_path,
+                                     "one")
+    # one streaming query, which reads each event once
+    assert {line["query"] for line in metrics} == {"input:0"}
+    assert sum(line["Read Events"] for line in metrics) == len(EVENTS.read_text().splitlines())
+    # the windows kept between micro-batches are those of the step alone, not one copy per output
+    assert max(alone.state_rows) > 0
+    assert counts.state_rows == alone.state_rows
+    # each output reads the same windows: all of them, and those with more than 3 readings
+    assert rows["everyWindow"] == alone_rows["everyWindow"]
+    busy = [{"deviceId": r["deviceId"], "windowEnd": r["windowEnd"]}
+            for r in rows["everyWindow"] if r["readings"] > 3]
+    assert busy and len(busy) < len(rows["everyWindow"])
+    assert sorted(rows["busy"], key=json.dumps) == sorted(busy, key=json.dumps)
