@@ -7,7 +7,7 @@ from asaql.plan.clauses import AllFields, OutputColumn
 from asaql.plan.nodes import (
     ApplyEventOrdering, ApplyToElements, AssignArrivalTime, EvaluateAnalytics, Filter,
     JoinReference, JoinStreams, Plan, PlanNode, Project, ReadInput, ReadStage, WindowAggregate,
-    WriteOutput, watermark_scope,
+    WriteOutput, stream_join_below, timestamped_source, watermark_scope,
 )
 from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
@@ -21,20 +21,40 @@ _WATERMARKS = {
 
 def explain_plan(plan: Plan) -> str:
     lines: list[str] = []
+    shared = shared_operators(plan)
     for write in plan.outputs:
-        _explain(write, 0, lines)
+        _explain(write, 0, lines, shared)
     return "\n".join(lines)
+
+
+def shared_operators(plan: Plan) -> dict[PlanNode, list[str]]:
+    """Each stateful operator read by several outputs (or stages) → their names: it runs once
+    (one read and one stateful step per input; a window aggregate kept and computed once)."""
+    readers: dict[PlanNode, list[str]] = {}
+    for write in plan.outputs:
+        # as the backend groups statements: by their join of two streams, else their source
+        source = stream_join_below(write) or timestamped_source(write)
+        top = write.input.input if isinstance(write.input, Project) else None
+        window = top.input if isinstance(top, Filter) else top  # under a HAVING
+        for node in (source, window):
+            if isinstance(node, (ApplyEventOrdering, JoinStreams, WindowAggregate)):
+                readers.setdefault(node, []).append(write.output)
+    readers = {node: list(dict.fromkeys(names)) for node, names in readers.items()}
+    return {node: names for node, names in readers.items() if len(names) > 1}
 
 
 def plan_json(plan: Plan) -> dict:
     """The plan as data (`asaql explain --format json`): per output, a tree of operators, each
     with its description (the text form's line) and the settings a tool may read: the policy,
     its key and scope, each window and the watermark that closes it."""
-    return {"outputs": [_node_json(write) for write in plan.outputs]}
+    shared = shared_operators(plan)
+    return {"outputs": [_node_json(write, shared) for write in plan.outputs]}
 
 
-def _node_json(node: PlanNode) -> dict:
+def _node_json(node: PlanNode, shared: dict) -> dict:
     out = {"operator": type(node).__name__, "description": _describe(node)}
+    if node in shared:
+        out["sharedBy"] = shared[node]
     if isinstance(node, WriteOutput):
         out["output"] = node.output
         out["stage"] = is_stage(node.output)
@@ -52,16 +72,17 @@ def _node_json(node: PlanNode) -> dict:
         out["watermark"] = node.watermark
     if isinstance(node, WindowAggregate):
         out["window"] = window_text(node.window)
-    children = [_node_json(child) for child in node.children]
+    children = [_node_json(child, shared) for child in node.children]
     if children:
         out["inputs"] = children
     return out
 
 
-def _explain(node: PlanNode, depth: int, lines: list[str]) -> None:
-    lines.append("  " * depth + _describe(node))
+def _explain(node: PlanNode, depth: int, lines: list[str], shared: dict) -> None:
+    runs_once = f" [shared by {', '.join(shared[node])}: runs once]" if node in shared else ""
+    lines.append("  " * depth + _describe(node) + runs_once)
     for child in node.children:
-        _explain(child, depth + 1, lines)
+        _explain(child, depth + 1, lines, shared)
 
 
 def _describe(node: PlanNode) -> str:

@@ -66,3 +66,20 @@ def test_a_step_read_by_two_outputs_runs_once(spark, tmp_path):
             for r in rows["everyWindow"] if r["readings"] > 3]
     assert busy and len(busy) < len(rows["everyWindow"])
     assert sorted(rows["busy"], key=json.dumps) == sorted(busy, key=json.dumps)
+
+
+def test_explain_says_which_outputs_share_a_step():
+    query = asaql.compile(TWO_OUTPUTS + "; SELECT deviceId, COUNT(*) AS n INTO daily FROM input "
+                          "TIMESTAMP BY EventTime GROUP BY deviceId, TumblingWindow(day, 1)")
+    text = query.explain()
+    window_lines = [line for line in text.splitlines() if "WindowAggregate" in line]
+    assert [line.endswith("[shared by everyWindow, busy: runs once]") for line in window_lines] \
+        == [True, True, False]  # the daily windows are another aggregate
+    policy = "[shared by everyWindow, busy, daily: runs once]"
+    assert all(line.endswith(policy) for line in text.splitlines() if "ApplyEventOrdering" in line)
+    nodes = [query.explain("json")["outputs"][2]]
+    while nodes[-1].get("inputs"):
+        nodes.append(nodes[-1]["inputs"][0])
+    assert [n.get("sharedBy") for n in nodes if n["operator"] == "ApplyEventOrdering"] == \
+        [["everyWindow", "busy", "daily"]]
+    assert asaql.compile(ONE_OUTPUT).explain().count("shared by") == 0
