@@ -106,6 +106,22 @@ class Query:
         return output_frames(self.compiled, spark, given, arrival, partition, order,
                              references or {}, checkpoint)
 
+    def start(self, spark, inputs: dict, outputs: dict, checkpoint: str, *,
+              trigger: dict | None = None, arrival: str = "EventEnqueuedUtcTime",
+              partition: str = "PartitionId", order: str | None = None,
+              references: dict | None = None) -> list:
+        """Like `to_dataframes`, but the outputs are written by asaql's own streaming queries:
+        one per input (or join of two streams), whose step runs once per micro-batch for every
+        output reading it. `outputs`: alias → a function `(rows: DataFrame, batch_id)` given
+        each micro-batch's rows of that output (as in `foreachBatch`); `checkpoint`: a folder
+        of the queries' checkpoints (and stages); `trigger`: `writeStream.trigger`'s keywords,
+        e.g. `{"availableNow": True}`. Over batch inputs the functions are called at once
+        (batch id 0). → the streaming queries started."""
+        from asaql.spark.embed import start_outputs
+
+        return start_outputs(self.compiled, spark, dict(inputs), outputs, str(checkpoint),
+                             trigger, arrival, partition, order, references or {})
+
     @staticmethod
     def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:
         if isinstance(value, KafkaTopic):

@@ -6,7 +6,9 @@ DataFrame of typed columns instead of JSON lines.
 
 from __future__ import annotations
 
+import os
 import tempfile
+import uuid
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,7 +30,72 @@ from asaql.spark.reference import load_reference
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
                   order: str | None, references: dict[str, str],
                   checkpoint: str | None = None) -> dict[str, DataFrame]:
-    """`inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
+    """A DataFrame per output (each started on its own reads the input and runs its step)."""
+    frames: dict[str, list[DataFrame]] = {}
+    for stream, outputs in lowered_groups(compiled, spark, inputs, arrival, partition, order,
+                                          references, checkpoint):
+        for write, lines in outputs:
+            frames.setdefault(write.output, []).append(_rows(stream, lines))
+    return {name: _union(parts) for name, parts in frames.items()}
+
+
+def start_outputs(compiled, spark: SparkSession, inputs: dict, sinks: dict, checkpoint: str,
+                  trigger: dict | None, arrival: str, partition: str, order: str | None,
+                  references: dict[str, str]) -> list:
+    """One streaming query per source group whose micro-batch (the step's output, computed
+    once and persisted) feeds every output's function `sinks[alias](rows, batch_id)`: a step
+    read by several outputs runs once. A batch input's outputs are handed over at once.
+    → the streaming queries started (the stages' writers included)."""
+    given_sinks = resolve_aliases(compiled.output_names, dict(sinks), "output")
+    missing = [name for name in compiled.output_names if name not in given_sinks]
+    if missing:
+        raise ConfigurationError(f"no function given for output '{missing[0]}'")
+    before = {q.id for q in spark.streams.active}
+    for index, (stream, outputs) in enumerate(lowered_groups(
+            compiled, spark, inputs, arrival, partition, order, references, checkpoint)):
+        feed = SharedBatch(outputs, given_sinks)
+        if not stream.isStreaming:
+            feed(stream, 0)
+            continue
+        writer = stream.writeStream.foreachBatch(feed) \
+            .option("checkpointLocation", os.path.join(checkpoint, f"outputs-{index}")) \
+            .queryName(f"asaql_outputs_{index}_{uuid.uuid4().hex[:8]}")
+        (writer.trigger(**trigger) if trigger else writer).start()
+    return [q for q in spark.streams.active if q.id not in before]
+
+
+class SharedBatch:
+    """The foreachBatch function of `start_outputs`: the micro-batch of one source group's step,
+    persisted once when several outputs read it, each output's rows handed to its function."""
+
+    def __init__(self, outputs: list, sinks: dict):
+        self.outputs, self.sinks = outputs, sinks
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        by_output: dict[str, list] = {}
+        for write, lines in self.outputs:
+            by_output.setdefault(write.output, []).append(lines)
+        shared = len(self.outputs) > 1
+        if shared:
+            batch = batch.persist()
+        try:
+            for name, parts in by_output.items():
+                self.sinks[name](_union([_rows(batch, lines) for lines in parts]), batch_id)
+        finally:
+            if shared:
+                batch.unpersist()
+
+
+def _union(parts: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+
+
+def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
+                   order: str | None, references: dict[str, str],
+                   checkpoint: str | None = None) -> list[tuple[DataFrame, list]]:
+    """Each source group's step output and its outputs' (write, lines).
+
+    `inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
     `asaql run` reads it). A query with stages starts their writers here (embed_stages.py),
     keeping them under `checkpoint` (None: a new temporary folder)."""
     given = resolve_aliases(compiled.input_names, dict(inputs), "input")
@@ -52,7 +119,7 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
     topic_reads = {a: r for a, r in given.items() if isinstance(r, KafkaRead)}
     for alias, read in topic_reads.items():
         payloads[alias], events[alias] = _topic_events(spark, read)
-    frames: dict[str, list[DataFrame]] = {}
+    groups = []
     stages = EmbeddedStages(checkpoint or tempfile.mkdtemp(prefix="asaql-embed-")) \
         if compiled.plan.stage_names else None
     # A group reading a stage comes after the one writing it (stage_waves)
@@ -75,11 +142,11 @@ def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, par
         staged = [(write, lines) for write, lines in lowered.outputs if is_stage(write.output)]
         if staged:
             stages.write(spark, index, group, lowered.stream, staged)
-        for write, lines in lowered.outputs:
-            if not is_stage(write.output):
-                frames.setdefault(write.output, []).append(_rows(lowered.stream, lines))
-    return {name: reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
-            for name, parts in frames.items()}
+        outputs = [(write, lines) for write, lines in lowered.outputs
+                   if not is_stage(write.output)]
+        if outputs:
+            groups.append((lowered.stream, outputs))
+    return groups
 
 
 # Session settings the lowering relies on (set on the user's session: documented in the README)

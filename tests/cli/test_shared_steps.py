@@ -83,3 +83,35 @@ def test_explain_says_which_outputs_share_a_step():
     assert [n.get("sharedBy") for n in nodes if n["operator"] == "ApplyEventOrdering"] == \
         [["everyWindow", "busy", "daily"]]
     assert asaql.compile(ONE_OUTPUT).explain().count("shared by") == 0
+
+
+def test_the_python_api_runs_a_step_read_by_two_outputs_in_one_streaming_query(spark, tmp_path):
+    events = (spark.readStream.schema(spark.read.json(str(EVENTS)).schema)
+              .option("pathGlobFilter", "input.jsonl").json(str(EVENTS.parent)))
+    rows: dict[str, list] = {"everyWindow": [], "busy": []}
+
+    def collect(alias):
+        return lambda batch, _: rows[alias].extend(r.asDict() for r in batch.collect())
+
+    query = asaql.compile(TWO_OUTPUTS, late="5s", ooo="2s")
+    started = query.start(spark, {"input": events},
+                          {alias: collect(alias) for alias in rows},
+                          str(tmp_path / "cp"), trigger={"availableNow": True})
+    for q in started:
+        q.awaitTermination()
+    assert len(started) == 1  # to_dataframes' two DataFrames would be two queries, two steps
+    _, everything, _ = run_query(spark, TWO_OUTPUTS, ("everyWindow", "busy"), EVENTS,
+                                 tmp_path, "cli")
+    key = json.dumps
+
+    def same(row: dict) -> dict:
+        return {k: v.strftime("%Y-%m-%dT%H:%M:%S.%f") + "0Z" if hasattr(v, "strftime") else v
+                for k, v in row.items()}
+
+    # the input goes on: the windows its watermark closed, as asaql run has them, in each output
+    streamed = [same(r) for r in rows["everyWindow"]]
+    last = max(r["windowEnd"] for r in streamed)
+    assert sorted(streamed, key=key) == sorted(
+        (r for r in everything["everyWindow"] if r["windowEnd"] <= last), key=key)
+    assert rows["busy"] and sorted(map(same, rows["busy"]), key=key) == sorted(
+        (r for r in everything["busy"] if r["windowEnd"] <= last), key=key)
