@@ -141,7 +141,7 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
                                   tables, events=events[alias], typed=True)
         staged = [(write, lines) for write, lines in lowered.outputs if is_stage(write.output)]
         if staged:
-            stages.write(spark, index, group, lowered.stream, staged)
+            stages.write(index, group, lowered.stream, staged)
         outputs = [(write, lines) for write, lines in lowered.outputs
                    if not is_stage(write.output)]
         if outputs:

@@ -38,8 +38,7 @@ class EmbeddedStages:
     def fresh(self) -> bool:
         return not any(Path(self.root).glob("*/commits/*"))
 
-    def write(self, spark: SparkSession, index: int, group, stream: DataFrame,
-              writes: list) -> None:
+    def write(self, index: int, group, stream: DataFrame, writes: list) -> None:
         """Starts the writer of the stages a group writes (`writes`: (write, lines) pairs)."""
         fresh = self.fresh
         sinks = []
