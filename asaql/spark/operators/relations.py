@@ -163,10 +163,12 @@ def _shared_windows(writes: list[WriteOutput], stamped: DataFrame, scope: Scope,
     the step: its windows are kept and aggregated once, and each write reads their results."""
     prepared: dict = {}
     statements = []
-    for write in writes:
+    for position, write in enumerate(writes):
         aggregate = split_windowed(write)[2]
         if aggregate not in prepared:
-            prepared[aggregate] = prepare(len(prepared), write, stamped, scope, record)
+            # numbered by position, as before sharing: a statement's state in a checkpoint
+            # written by an earlier version keeps its number
+            prepared[aggregate] = prepare(position, write, stamped, scope, record)
             statements.append(prepared[aggregate])
             continue
         project, having, _, _ = split_windowed(write)
