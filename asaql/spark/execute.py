@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import threading
 import time
@@ -284,18 +285,22 @@ def _wait(queries, follow: bool, references: dict | None = None,
           versions: dict | None = None) -> bool:
     """Until the queries end (or Ctrl-C); True when --follow stopped them because a reference
     file changed."""
+    interrupted = threading.Event()
+    restore = _catch_ctrl_c(interrupted)
     try:
         if follow:
-            while all(q.isActive for q in queries):
+            while not interrupted.is_set() and all(q.isActive for q in queries):
                 if references and _versions(references) != versions:
                     _stop_between_batches(queries)
                     return True
-                time.sleep(0.5)
+                interrupted.wait(0.5)
         for q in queries:
-            q.awaitTermination()
+            while not interrupted.is_set() and not q.awaitTermination(0.5):
+                pass
     except KeyboardInterrupt:
         pass
     finally:
+        restore()
         for q in queries:
             if q.isActive:
                 q.stop()
@@ -303,6 +308,25 @@ def _wait(queries, follow: bool, references: dict | None = None,
         if q.exception() is not None:
             raise q.exception()
     return False
+
+
+def _catch_ctrl_c(interrupted: threading.Event):
+    """Ctrl-C only sets `interrupted`; the wait loop then stops the queries between two py4j
+    calls. PySpark's own handler cancels jobs from inside the signal, in the middle of whatever
+    py4j call the main thread is making, which garbles that call's answer ("'bool' object has
+    no attribute 'cancelAllJobs'"). A second Ctrl-C interrupts at once. → a function that puts
+    the previous handler back."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_ctrl_c(signum, frame):
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+
+    signal.signal(signal.SIGINT, on_ctrl_c)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def _stop_between_batches(queries) -> None:
