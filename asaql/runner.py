@@ -43,6 +43,9 @@ class RunOptions:
     output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
     kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
     kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
+    # "auto": a source's step runs as native Spark operators where it can (native_step.py),
+    # fixed at a checkpoint's first run; "general": always the Python step (runtime/step.py)
+    step: str = "auto"
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

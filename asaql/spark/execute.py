@@ -170,7 +170,9 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
                          metrics=metrics, name=query_label(group, index), query=index)
-    query = (lowered.stream.writeStream.foreachBatch(writer)
+    batch_function = writer if lowered.batch_step is None \
+        else SteppedBatch(lowered.batch_step, writer)
+    query = (lowered.stream.writeStream.foreachBatch(batch_function)
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
     query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
@@ -178,6 +180,32 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     tickers = [(control, writer) for control in controls] \
         if options.follow and group.stateful else []
     return query.start(), tickers
+
+
+class SteppedBatch:
+    """foreachBatch of a group whose step is native: the micro-batch through the step, then
+    the writer; the step's cached frames are released after the writer's passes."""
+
+    def __init__(self, step, writer: BatchWriter):
+        self.step = step
+        self.writer = writer
+
+    def __call__(self, batch, batch_id: int) -> None:
+        try:
+            self.writer(self.step(batch, batch_id), batch_id)
+        finally:
+            self.step.release()
+
+
+def _native_folder(folder: str, options) -> str | None:
+    """Where the native step keeps its state, or None for the general step. The path is fixed
+    at a checkpoint's first run: a resumed run takes the native step only if its state is
+    there (an older checkpoint holds the general step's state in Spark's state store)."""
+    native = os.path.join(folder, "native")
+    if getattr(options, "step", "auto") == "general":
+        return None
+    fresh = not any(Path(folder).glob("commits/*"))
+    return native if fresh or os.path.isdir(native) else None
 
 
 def query_label(group, index: int) -> str:
@@ -212,7 +240,8 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         partitions = discover_partitions(spark, path) if group.ordered and not is_stage(alias) \
             and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
-                              options.max_files_per_trigger, partitions, buckets, references)
+                              options.max_files_per_trigger, partitions, buckets, references,
+                              native_folder=_native_folder(folder, options))
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)

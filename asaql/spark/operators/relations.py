@@ -27,6 +27,7 @@ from asaql.spark.lowering.windowing import (
     WindowedStatement, is_windowed, prepare, split_windowed,
 )
 from asaql.spark.operators.joins import JoinGroup, join_stream
+from asaql.spark.operators.native_step import NativeStep, native_reason
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.sources import apply_step, policy_settings, read_source, record_json, stamp_events
 
@@ -89,15 +90,34 @@ def group_by_source(plan: Plan) -> list["SourceGroup | JoinGroup"]:
 class LoweredGroup:
     stream: DataFrame  # the step's output rows (or the events, without a step)
     outputs: list[tuple[WriteOutput, "OutputLines"]]
+    # The native step (native_step.py): `stream` is then the step's input, and each micro-batch
+    # becomes the step's output rows through `batch_step(batch, batch_id)` in foreachBatch.
+    batch_step: "NativeBatch | None" = None
+
+
+@dataclass
+class NativeBatch:
+    """A micro-batch of the step's input → the rows the outputs read (native_step.py)."""
+
+    step: NativeStep
+    renames: dict
+
+    def __call__(self, batch: DataFrame, batch_id: int) -> DataFrame:
+        return _named_back(self.step(batch, batch_id), self.renames)
+
+    def release(self) -> None:
+        self.step.release()
 
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
-                typed: bool = False) -> LoweredGroup:
+                typed: bool = False, native_folder: str | None = None) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
-    output line is a struct of typed columns instead of its JSON text (the embedding API)."""
+    output line is a struct of typed columns instead of its JSON text (the embedding API).
+    `native_folder`: where the native step keeps its state, when the step can take that path
+    (native_step.py); otherwise the general step runs."""
     references = references or {}
     if events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
@@ -146,14 +166,26 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
-    stepped = apply_step(step_input, SourceStep(spec), out_schema)
-    stream = stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
-                            *[c for c in out_schema.fieldNames() if c not in renames.values()])
+    batch_step = None
+    if native_folder is not None and step_input.isStreaming and native_reason(spec) is None:
+        batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder), renames)
+        # the outputs are lowered over the step's output columns, which each batch will have
+        stream = _named_back(spark.createDataFrame([], out_schema), renames)
+    else:
+        stream = _named_back(apply_step(step_input, SourceStep(spec), out_schema), renames)
     outputs = [(w, event_lines(w, stream, schema, references, typed=typed)) for w in passthrough]
     outputs += [(w, event_lines(w, stream, schema, references, analytics.results, typed=typed))
                 for w in group.held]
     outputs += [(s.write, window_lines(s, stream, schema, typed)) for s in windowed]
+    if batch_step is not None:
+        return LoweredGroup(step_input, outputs, batch_step)
     return LoweredGroup(stream, outputs)
+
+
+def _named_back(stepped: DataFrame, renames: dict) -> DataFrame:
+    """The step's output with the payload fields under their own names again."""
+    return stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
+                          *[c for c in stepped.columns if c not in renames.values()])
 
 
 def _shared_windows(writes: list[WriteOutput], stamped: DataFrame, scope: Scope,

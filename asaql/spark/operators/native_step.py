@@ -1,0 +1,419 @@
+"""A source's stateful step as native Spark batch operators, run inside `foreachBatch`.
+
+Why: the general step (asaql/runtime/step.py, through `applyInPandasWithState`) sends every
+event through Arrow into a Python worker and back, and when partitions are combined all events
+of the input go through one bucket: one core. Here nothing but the driver's bookkeeping is
+Python:
+- the policy (SEMANTICS.md steps 1–4) is a window function per policy key over arrival order,
+  the largest accepted System.Timestamp carried between micro-batches as a map literal;
+- the watermarks are computed in the driver from one small aggregate per key (the same
+  functions as the general step: `key_watermarks`, bucket clocks, idle partitions);
+- tumbling and hopping windows are partial aggregates (COUNT, SUM, AVG, MIN, MAX) per window
+  end and group, merged with the open windows' partials kept under the checkpoint; the windows
+  the watermark passed are finished and emitted once, the others are written back.
+Every step of this is a parallel Spark operator, so more cores and a cluster help.
+
+The micro-batch it returns has the general step's output schema, so the writer, the metrics and
+the outputs are the same code. State is one JSON file and one Parquet folder per statement per
+micro-batch (`native/`), read back at the next: a micro-batch Spark replays after a kill starts
+again from the state of the one before it, so the result is the same (exactly once with the
+writer's journals). `native_reason` says what this path does not cover; those groups keep the
+general step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.core.windows import HoppingWindow, TumblingWindow
+from asaql.runtime import columns as C
+from asaql.runtime.bucket import INFINITY, watermarks_json
+from asaql.runtime.policy import NONE, key_watermarks
+from asaql.runtime.step import StepSpec
+
+MERGEABLE = frozenset({"count", "sum", "avg", "min", "max"})
+KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
+
+
+def native_reason(spec: StepSpec) -> str | None:
+    """Why a step cannot take the native path (None: it can)."""
+    if spec.scope == "substream":
+        return "substreams (OVER) keep one policy state per substream"
+    if spec.upstream or spec.writes_stage:
+        return "it reads or writes a stage"
+    if spec.held_columns or spec.analytics:
+        return "analytic functions release events in order"
+    for statement in spec.statements:
+        if not isinstance(statement.window, (TumblingWindow, HoppingWindow)):
+            return f"{type(statement.window).__name__} is not tumbling or hopping"
+        if statement.exploded is not None:
+            return "windows over a JOIN or APPLY"
+        if statement.failure is not None:
+            return "a CAST that can fail in a windowed statement"
+        for aggregate in statement.aggregates:
+            if aggregate.function not in MERGEABLE or aggregate.distinct:
+                return f"{aggregate.function.upper()}{' DISTINCT' if aggregate.distinct else ''}" \
+                       " has no partial aggregate here"
+    return None
+
+
+@dataclass
+class NativeState:
+    """What the general step keeps per bucket, for all buckets: per key the largest accepted
+    System.Timestamp and (last arrival, the bucket's clock then); per bucket its clock; per key
+    (or '*') the watermark windows were closed with; the partial rows of open windows."""
+
+    largest: dict = field(default_factory=dict)
+    clocks: dict = field(default_factory=dict)
+    bucket_clocks: dict = field(default_factory=dict)
+    emitted: dict = field(default_factory=dict)
+    buckets: dict = field(default_factory=dict)  # key → its bucket
+    open_rows: int = 0
+
+    def dump(self) -> str:
+        return json.dumps({"largest": self.largest, "clocks": self.clocks,
+                           "bucket_clocks": {str(b): c for b, c in self.bucket_clocks.items()},
+                           "emitted": self.emitted, "buckets": self.buckets,
+                           "open_rows": self.open_rows})
+
+    @classmethod
+    def load(cls, text: str) -> "NativeState":
+        data = json.loads(text)
+        return cls(data["largest"], {k: tuple(v) for k, v in data["clocks"].items()},
+                   {int(b): c for b, c in data["bucket_clocks"].items()}, data["emitted"],
+                   data["buckets"], data["open_rows"])
+
+
+class NativeStep:
+    """step input micro-batch → the general step's output rows, as a batch DataFrame."""
+
+    def __init__(self, spec: StepSpec, out_schema: T.StructType, folder: str):
+        self.spec = spec
+        self.out_schema = out_schema
+        self.folder = Path(folder)
+        self.cached: list[DataFrame] = []
+
+    # ------------------------------------------------------------------ state
+    def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
+        """The state after the newest micro-batch before `batch_id` (a replay of `batch_id`
+        starts from there), and that micro-batch's id."""
+        ids = sorted(int(p.stem.split("-")[1]) for p in self.folder.glob("state-*.json"))
+        before = [i for i in ids if i < batch_id]
+        if not before:
+            return NativeState(), None
+        return NativeState.load((self.folder / f"state-{before[-1]}.json").read_text()), before[-1]
+
+    def _save(self, state: NativeState, batch_id: int) -> None:
+        temporary = self.folder / f".state-{batch_id}.tmp"
+        temporary.write_text(state.dump())
+        os.replace(temporary, self.folder / f"state-{batch_id}.json")
+        for old in self.folder.glob("state-*.json"):
+            number = int(old.stem.split("-")[1])
+            if number < batch_id - KEEP_STATES or number > batch_id:
+                old.unlink()
+        for old in self.folder.glob("open-*"):
+            number = int(old.name.split("-")[1])
+            if number < batch_id - KEEP_STATES or number > batch_id:
+                shutil.rmtree(old, ignore_errors=True)
+
+    def _open_path(self, batch_id: int, statement: int) -> Path:
+        return self.folder / f"open-{batch_id}-{statement}"
+
+    # ------------------------------------------------------------------ the step
+    def __call__(self, batch: DataFrame, batch_id: int) -> DataFrame:
+        spec, spark = self.spec, batch.sparkSession
+        self.folder.mkdir(parents=True, exist_ok=True)
+        state, previous = self._state(batch_id)
+        ordered = spec.ordered
+        rows = self._policy(batch, state, ordered).persist()
+        self.cached.append(rows)
+        stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
+
+        ended, invoked = self._advance(state, stats)
+        marks = self._watermarks(state, invoked)
+        parts = []
+        if spec.event_columns:
+            parts.append(rows.where(F.col("_accepted")).select(
+                *spec.event_columns, F.timestamp_micros("_ts").alias(C.SYSTEM_TIMESTAMP),
+                F.col("_flags").alias(C.FLAGS), F.lit(C.EVENT).alias(C.ROW_KIND)))
+        parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull()).select(
+            C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
+        out_watermark = None
+        if ordered:
+            closing = {k: INFINITY for k in marks} if ended else marks
+            closed_until: dict = {}
+            open_rows = 0
+            for statement in spec.statements:
+                result, kept = self._windows(statement, rows, state, previous, batch_id,
+                                             closing, closed_until)
+                parts.append(result)
+                open_rows += kept
+            state.open_rows = open_rows
+            emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
+                if ended else marks
+            # each bucket invoked replaces its keys' watermarks, as the general step does
+            state.emitted = {**{k: v for k, v in state.emitted.items()
+                                if state.buckets.get(k) not in invoked}, **emitted}
+            out_watermark = closing.get("*") if spec.scope == "combined" else None
+        parts.append(self._counts(spark, stats, state, marks, out_watermark))
+        self._save(state, batch_id)
+        stepped = None
+        for part in parts:
+            conformed = _conform(part, self.out_schema)
+            stepped = conformed if stepped is None else stepped.unionByName(conformed)
+        return stepped
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+        self.cached.clear()
+
+    # ------------------------------------------------------------------ policy
+    def _policy(self, batch: DataFrame, state: NativeState, ordered: bool) -> DataFrame:
+        """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
+        asaql/runtime/policy.py's apply_policy computes them."""
+        policy = self.spec.policy
+        event = F.unix_micros(C.EVENT_TIME)
+        arrival = F.unix_micros(C.ARRIVAL)
+        good = F.col(C.ERROR).isNull() & F.col(C.CONTROL).isNull()
+        early = (event > arrival + F.lit(policy.early_us)) if policy.early_us is not None \
+            else F.lit(False)
+        late_bound = arrival - F.lit(policy.late_us)
+        late = ~early & (event < late_bound)
+        first = batch.select(
+            "*", good.alias("_good"), early.alias("_early"), late.alias("_late"),
+            F.when(late, late_bound).otherwise(event).alias("_stamped"),
+            (early | (late & F.lit(policy.drop))).alias("_dropped0"),
+            arrival.alias("_arrival_us"))
+        candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
+        order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
+            .rowsBetween(Window.unboundedPreceding, -1)
+        before = F.greatest(F.max(candidate).over(order),
+                            _lookup(state.largest, F.col(C.KEY)))
+        bound = before - F.lit(policy.ooo_us)
+        if ordered and state.emitted:
+            floor = F.lit(_known(state.emitted.get("*"))).cast("long") \
+                if self.spec.scope == "combined" else _lookup(state.emitted, F.col(C.KEY))
+            bound = F.greatest(bound, floor)
+        second = first.select("*", candidate.alias("_candidate"), bound.alias("_bound"))
+        ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
+            F.col("_stamped") < F.col("_bound"), F.lit(False))
+        dropped = F.col("_dropped0") | (ooo & F.lit(policy.drop))
+        stamped = F.when(ooo & F.lit(not policy.drop), F.col("_bound")) \
+            .otherwise(F.col("_stamped"))
+        flags = (F.when(F.col("_early"), C.EARLY).otherwise(0)
+                 + F.when(F.col("_late"), C.LATE).otherwise(0)
+                 + F.when(ooo, C.OUT_OF_ORDER).otherwise(0)
+                 + F.when(dropped, C.DROPPED).otherwise(0))
+        accepted = F.col("_good") & ~dropped
+        return second.select(
+            "*", accepted.alias("_accepted"), F.when(accepted, stamped).alias("_ts"),
+            F.when(F.col("_good"), flags).alias("_flags"))
+
+    # ------------------------------------------------------------------ clocks, watermarks
+    def _advance(self, state: NativeState, stats) -> tuple[bool, set]:
+        """Applies the controls and the micro-batch's arrivals as the general step does per
+        bucket (ticks first, then the arrivals); → (the input ended, the buckets invoked)."""
+        ended, invoked = False, set()
+        ticks: dict[int, int] = {}
+        for row in stats:
+            invoked.add(row[C.BUCKET])
+            for control in row["_controls"]:
+                if control == C.CONTROL_END:
+                    ended = True
+                elif control.startswith(C.CONTROL_TICK):
+                    value = int(control.split(":")[1])
+                    ticks[row[C.BUCKET]] = max(ticks.get(row[C.BUCKET], NONE), value)
+        for bucket, value in ticks.items():
+            _advance_clock(state.bucket_clocks, bucket, value)
+        arrivals = [r for r in stats if r["_last_arrival"] is not None]
+        for row in arrivals:
+            _advance_clock(state.bucket_clocks, row[C.BUCKET], row["_last_arrival"])
+        for row in arrivals:
+            key, previous = row[C.KEY], state.clocks.get(row[C.KEY], (NONE, NONE))[0]
+            state.clocks[key] = (max(previous, row["_last_arrival"]),
+                                 state.bucket_clocks[row[C.BUCKET]])
+            top = NONE if row["_top"] is None else row["_top"]
+            state.largest[key] = max(state.largest.get(key, NONE), top)
+        # control records go to every bucket: a key's bucket is where its events went
+        state.buckets.update({r[C.KEY]: r[C.BUCKET] for r in stats if r["_data"]})
+        return ended, invoked
+
+    def _watermarks(self, state: NativeState, invoked: set) -> dict:
+        """Each key's watermark in the buckets this micro-batch invoked; '*' when combined."""
+        spec = self.spec
+        if spec.scope == "combined" and spec.ordered:  # one bucket: 0
+            unseen = {p: first for p, first in spec.partitions if p not in state.largest}
+            marks = key_watermarks(state.largest, state.clocks, state.bucket_clocks.get(0),
+                                   spec.policy, unseen)
+            marks["*"] = min(marks.values(), default=NONE)
+            return marks
+        marks = {}
+        for bucket in invoked:
+            keys = {k for k, b in state.buckets.items() if b == bucket}
+            marks.update(key_watermarks({k: state.largest[k] for k in keys if k in state.largest},
+                                        {k: state.clocks[k] for k in keys if k in state.clocks},
+                                        state.bucket_clocks.get(bucket), spec.policy))
+        return marks
+
+    # ------------------------------------------------------------------ windows
+    def _windows(self, st, rows: DataFrame, state: NativeState, previous: int | None,
+                 batch_id: int, closing: dict, closed_until: dict) -> tuple[DataFrame, int]:
+        combined = self.spec.scope == "combined"
+        chosen = F.col("_accepted")
+        if st.where is not None:
+            chosen = chosen & F.coalesce(F.col(st.where), F.lit(False))
+        window = st.window
+        hop = window.hop_us if isinstance(window, HoppingWindow) else window.size_us
+        ts = F.col("_ts")
+        first = ts + F.pmod(F.lit(window.offset_us) - ts, F.lit(hop))  # the first end ≥ ts
+        count = F.expr(f"_ts + {window.size_us} - _first + {hop - 1}") / F.lit(hop)
+        scope_key = F.lit("*") if combined else F.col(C.KEY)
+        events = rows.where(chosen).select(
+            scope_key.alias("_scope"), first.alias("_first"), ts,
+            *[F.col(g) for g in dict.fromkeys(st.groups)],
+            *[F.col(v) for v in dict.fromkeys(st.values)])
+        if hop == window.size_us:
+            events = events.withColumn("_end", F.col("_first"))
+        else:
+            steps = F.sequence(F.lit(0), F.floor(count).cast("int") - 1)
+            events = events.withColumn("_k", F.explode(steps)) \
+                .withColumn("_end", F.col("_first") + F.col("_k") * F.lit(hop))
+        keys = ["_scope", "_end", *dict.fromkeys(st.groups)]
+        partials = events.groupBy(*keys).agg(*_partials(st))
+        if previous is not None and self._open_path(previous, st.index).exists():
+            stored = rows.sparkSession.read.schema(partials.schema).parquet(
+                str(self._open_path(previous, st.index)))
+            partials = partials.unionByName(stored)
+        merged = partials.groupBy(*keys).agg(*_merge(st)).persist()
+        self.cached.append(merged)
+        due = _per_key(closing, combined, F.col("_scope"))
+        closes = F.coalesce(F.col("_end") < due, F.lit(False))
+        summary = merged.groupBy("_scope").agg(
+            F.max(F.when(closes, F.col("_end"))).alias("_last"),
+            F.sum(F.when(~closes, 1).otherwise(0)).alias("_open")).collect()
+        for row in summary:
+            if row["_last"] is not None:
+                closed_until[row["_scope"]] = max(closed_until.get(row["_scope"], NONE),
+                                                  row["_last"] + 1)
+        merged.where(~closes).coalesce(1).write.mode("overwrite").parquet(
+            str(self._open_path(batch_id, st.index)))
+        result = merged.where(closes).select(
+            F.lit(C.RESULT).alias(C.ROW_KIND), F.lit(st.index).alias(C.STATEMENT),
+            F.col("_scope").alias(C.KEY), F.timestamp_micros("_end").alias(C.SYSTEM_TIMESTAMP),
+            *[F.col(g).alias(r) for g, r in zip(st.groups, st.result_groups)],
+            *[_finish(a, i).alias(r) for i, (a, r) in
+              enumerate(zip(st.aggregates, st.result_aggregates))])
+        return result, sum(row["_open"] for row in summary)
+
+    # ------------------------------------------------------------------ counts
+    def _counts(self, spark, stats, state: NativeState, marks: dict,
+                out_watermark) -> DataFrame:
+        names = ("_n", "_early", "_late", "_ooo", "_dropped")
+        values = [sum(row[n] or 0 for row in stats) for n in names]
+        clock = max(state.bucket_clocks.values(), default=None)
+        samples = [row["_late_sample"] for row in stats if row["_late_sample"] is not None]
+        late = min(samples)[3] if samples else None
+        fields = [T.StructField(n, T.LongType()) for n in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
+        fields += [T.StructField(C.WATERMARKS, T.StringType()),
+                   T.StructField(C.LATE_SAMPLE, T.StringType()),
+                   T.StructField(C.ROW_KIND, T.IntegerType())]
+        row = (*values, state.open_rows, clock, out_watermark, watermarks_json(marks), late,
+               C.COUNTS)
+        return spark.createDataFrame([row], T.StructType(fields))
+
+
+def _stats_columns() -> list[Column]:
+    """Per (bucket, key): what the driver needs of a micro-batch."""
+    good = F.col("_good")
+    late_sample = F.to_json(F.struct(
+        F.col(C.FILE).alias("file"), F.col(C.LINE).alias("line"),
+        F.col(C.PARTITION).alias("partition"), F.col("_arrival_us").alias("arrival"),
+        F.unix_micros(C.EVENT_TIME).alias("eventTime")))
+    flag = lambda bit: F.sum(F.when(good & ((F.col("_flags").bitwiseAND(bit)) != 0), 1)
+                             .otherwise(0))
+    return [
+        F.max("_candidate").alias("_top"),  # as apply_policy: ooo events count, can't raise it
+        F.sum(F.when(F.col(C.CONTROL).isNull(), 1).otherwise(0)).alias("_data"),
+        F.max(F.when(good, F.col("_arrival_us"))).alias("_last_arrival"),
+        F.sum(F.when(good, 1).otherwise(0)).alias("_n"),
+        flag(C.EARLY).alias("_early"), flag(C.LATE).alias("_late"),
+        flag(C.OUT_OF_ORDER).alias("_ooo"), flag(C.DROPPED).alias("_dropped"),
+        F.collect_set(F.col(C.CONTROL)).alias("_controls"),
+        F.min(F.when(good & F.col("_late"), F.struct(
+            F.col(C.ARRIVAL), F.col(C.FILE), F.col(C.LINE), late_sample))).alias("_late_sample"),
+    ]
+
+
+def _partials(st) -> list[Column]:
+    columns = []
+    for i, a in enumerate(st.aggregates):
+        value = F.lit(1) if a.column is None else F.col(a.column)
+        if a.function == "count":
+            columns.append(F.count(value).alias(f"_p{i}"))
+        elif a.function == "avg":
+            columns += [F.sum(value.cast("double")).alias(f"_p{i}"),
+                        F.count(value).alias(f"_q{i}")]
+        else:
+            columns.append(getattr(F, a.function)(value).alias(f"_p{i}"))
+    return columns
+
+
+def _merge(st) -> list[Column]:
+    columns = []
+    for i, a in enumerate(st.aggregates):
+        merge = {"count": F.sum, "sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}
+        columns.append(merge[a.function](f"_p{i}").alias(f"_p{i}"))
+        if a.function == "avg":
+            columns.append(F.sum(f"_q{i}").alias(f"_q{i}"))
+    return columns
+
+
+def _finish(aggregate, i: int) -> Column:
+    if aggregate.function == "avg":
+        return F.when(F.col(f"_q{i}") > 0, F.col(f"_p{i}") / F.col(f"_q{i}"))
+    if aggregate.function == "count":
+        return F.coalesce(F.col(f"_p{i}"), F.lit(0))
+    return F.col(f"_p{i}")
+
+
+def _conform(frame: DataFrame, schema: T.StructType) -> DataFrame:
+    """The frame with every column of `schema`, in order, of its type (NULL where absent)."""
+    present = set(frame.columns)
+    return frame.select(*[(F.col(f"`{f.name}`") if f.name in present else F.lit(None))
+                          .cast(f.dataType).alias(f.name) for f in schema.fields])
+
+
+def _known(value):
+    return None if value is None or value in (NONE, INFINITY) else value
+
+
+def _lookup(values: dict, key: Column) -> Column:
+    """values[key] as a long column (NULL for a key not there or with no value)."""
+    known = {k: v for k, v in values.items() if _known(v) is not None}
+    if not known:
+        return F.lit(None).cast("long")
+    pairs = [item for k, v in known.items() for item in (F.lit(k), F.lit(v).cast("long"))]
+    return F.element_at(F.create_map(*pairs), key)
+
+
+def _per_key(marks: dict, combined: bool, key: Column) -> Column:
+    """Each row's watermark (INFINITY and NONE kept as the long extremes)."""
+    if combined:
+        return F.lit(marks.get("*", NONE)).cast("long")
+    if not marks:
+        return F.lit(NONE).cast("long")
+    pairs = [item for k, v in marks.items() for item in (F.lit(k), F.lit(v).cast("long"))]
+    return F.coalesce(F.element_at(F.create_map(*pairs), key), F.lit(NONE).cast("long"))
+
+
+def _advance_clock(clocks: dict, bucket: int, value: int) -> None:
+    clocks[bucket] = value if clocks.get(bucket) is None else max(clocks[bucket], value)

@@ -1,0 +1,134 @@
+"""The native step (asaql/spark/operators/native_step.py) against the references, on random
+small event logs, as test_policy_spark.py checks the general step.
+
+Each example is a query with two outputs over one input: `events` (every accepted event with its
+System.Timestamp) and `windows` (a tumbling or hopping window per device with COUNT(*), MIN,
+MAX, SUM and AVG of seq: the aggregates the native step merges), partitions combined or
+PARTITION BY PartitionId: what the native path covers. Run all files in one micro-batch and one
+file per micro-batch: both must give the reference's rows, and each other's. A second property
+runs the same query through the general step and through the native one: the same lines.
+
+Examples: ASAQL_PROPERTY_EXAMPLES (default 100); each costs a few Spark micro-batches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asaql.compiler import compile_query
+from asaql.plan.policy import EventOrderingPolicy
+from asaql.runner import RunOptions, run
+from event_logs import device_fields, event_log
+from spark_harness import canonical, file_sizes, property_settings, replayed, same_value
+from test_policy_spark import Scenario, reference
+
+EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100"))
+
+
+@dataclass(frozen=True)
+class MergeableScenario(Scenario):
+    def query(self) -> str:
+        groups = ", ".join(self.groups())
+        return (
+            "SELECT seq, deviceId, PartitionId, EventTime, System.Timestamp() AS SystemTimestamp\n"
+            f"INTO events\n{self.source()}\n\n"
+            f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n, MIN(seq) AS first,\n"
+            "       MAX(seq) AS last, SUM(seq) AS total, AVG(seq) AS mean\n"
+            f"INTO windows\n{self.source()}\n"
+            f"GROUP BY {groups}, {self.window_call()}\n"
+        )
+
+
+@st.composite
+def scenarios(draw) -> MergeableScenario:
+    partitions = draw(st.integers(1, 3))
+    devices = draw(st.integers(1, 4))
+    scope = draw(st.sampled_from(["combined", "partition"]))
+    roaming = scope == "combined" and draw(st.booleans())
+    fields = device_fields(draw, devices, partitions, roaming)
+    count = draw(st.integers(1, 25))
+    records = event_log(draw, count, fields)
+    size = draw(st.integers(1, 15))
+    return MergeableScenario(
+        records=tuple(records),
+        file_sizes=file_sizes(draw, st, count, most_files=4),
+        late_s=draw(st.integers(0, 20)),
+        ooo_s=draw(st.integers(0, 10)),
+        early_s=draw(st.sampled_from([60, None])),
+        action=draw(st.sampled_from(["adjust", "drop"])),
+        scope=scope,
+        over=(),
+        window=draw(st.sampled_from(["tumbling", "hopping"])),
+        sizes=dict(size=size, hop=draw(st.integers(1, size)), timeout=1, max_duration=8),
+    )
+
+
+@property_settings(EXAMPLES)
+@given(scenario=scenarios())
+def test_native_step_matches_the_references_whatever_the_micro_batches(scenario, spark,
+                                                                       tmp_path):
+    with replayed(tmp_path, scenario.query(), scenario.case_toml,
+                  {"": scenario.files()}) as replay:
+        stamps, windows = reference(scenario, replay.one_batch)
+        out_a, out_b = replay.run(spark)
+        assert {row["seq"]: row["SystemTimestamp"] for row in out_a["events"]} == stamps
+        assert len(out_a["events"]) == len(stamps)
+        groups = scenario.groups()
+        expected = {(w[0], *w[1:1 + len(groups)]): w[-1] for w in windows}
+        got = {}
+        for row in out_a["windows"]:
+            key = (row["WindowEnd"], *zip(groups, [row[g] for g in groups]))
+            assert key not in got, f"window {key} written twice"
+            got[key] = row
+        assert sorted(got) == sorted(expected)
+        for key, seqs in expected.items():
+            row = got[key]
+            assert (row["n"], row["first"], row["last"], row["total"]) == \
+                (len(seqs), min(seqs), max(seqs), sum(seqs))
+            assert same_value(row["mean"], sum(seqs) / len(seqs))
+        for out in (out_a, out_b):  # window rows in System.Timestamp order per watermark key
+            last: dict = {}
+            for row in out["windows"]:
+                key = row.get("PartitionId") if scenario.scope == "partition" else "*"
+                assert row["WindowEnd"] >= last.get(key, row["WindowEnd"])
+                last[key] = row["WindowEnd"]
+        for name in ("events", "windows"):
+            assert canonical(out_b[name]) == canonical(out_a[name])
+
+
+@property_settings(max(EXAMPLES // 5, 5))
+@given(scenario=scenarios())
+def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path):
+    """Both paths, all files in one micro-batch, the same output files line for line."""
+    work = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        folder = work / "input"
+        folder.mkdir()
+        for number, (name, records) in enumerate(scenario.files()):
+            path = folder / name
+            path.write_text("".join(json.dumps(r) + "\n" for r in records))
+            os.utime(path, (1_600_000_000 + number, 1_600_000_000 + number))
+        policy = EventOrderingPolicy.from_options(f"{scenario.late_s}s", f"{scenario.ooo_s}s",
+                                                  scenario.early, scenario.action)
+        compiled = compile_query(scenario.query(), policy)
+        lines = {}
+        for step in ("general", "auto"):
+            outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
+            run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
+                                     errors_path=str(work / f"{step}-errors.jsonl"),
+                                     checkpoint=str(work / f"{step}-ck"), step=step),
+                spark=spark)
+            lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
+                           for name, path in outputs.items()}
+        assert lines["auto"] == lines["general"]
+        assert (work / "auto-ck" / "source-0" / "native").is_dir()  # it took the native path
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
