@@ -11,6 +11,7 @@ from asaql.plan.nodes import (
 )
 from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
+from asaql.plan.step_path import step_paths
 
 _WATERMARKS = {
     "combined": "the combined watermark (minimum over partitions)",
@@ -22,8 +23,9 @@ _WATERMARKS = {
 def explain_plan(plan: Plan) -> str:
     lines: list[str] = []
     shared = shared_operators(plan)
+    paths = step_paths(plan)
     for write in plan.outputs:
-        _explain(write, 0, lines, shared)
+        _explain(write, 0, lines, shared, paths)
     return "\n".join(lines)
 
 
@@ -48,13 +50,16 @@ def plan_json(plan: Plan) -> dict:
     with its description (the text form's line) and the settings a tool may read: the policy,
     its key and scope, each window and the watermark that closes it."""
     shared = shared_operators(plan)
-    return {"outputs": [_node_json(write, shared) for write in plan.outputs]}
+    paths = step_paths(plan)
+    return {"outputs": [_node_json(write, shared, paths) for write in plan.outputs]}
 
 
-def _node_json(node: PlanNode, shared: dict) -> dict:
+def _node_json(node: PlanNode, shared: dict, paths: dict) -> dict:
     out = {"operator": type(node).__name__, "description": _describe(node)}
     if node in shared:
         out["sharedBy"] = shared[node]
+    if node in paths:
+        out["step"] = paths[node]
     if isinstance(node, WriteOutput):
         out["output"] = node.output
         out["stage"] = is_stage(node.output)
@@ -72,17 +77,18 @@ def _node_json(node: PlanNode, shared: dict) -> dict:
         out["watermark"] = node.watermark
     if isinstance(node, WindowAggregate):
         out["window"] = window_text(node.window)
-    children = [_node_json(child, shared) for child in node.children]
+    children = [_node_json(child, shared, paths) for child in node.children]
     if children:
         out["inputs"] = children
     return out
 
 
-def _explain(node: PlanNode, depth: int, lines: list[str], shared: dict) -> None:
+def _explain(node: PlanNode, depth: int, lines: list[str], shared: dict, paths: dict) -> None:
     runs_once = f" [shared by {', '.join(shared[node])}: runs once]" if node in shared else ""
-    lines.append("  " * depth + _describe(node) + runs_once)
+    path = f" [{paths[node]}]" if node in paths else ""
+    lines.append("  " * depth + _describe(node) + path + runs_once)
     for child in node.children:
-        _explain(child, depth + 1, lines, shared)
+        _explain(child, depth + 1, lines, shared, paths)
 
 
 def _describe(node: PlanNode) -> str:

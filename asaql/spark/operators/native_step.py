@@ -33,35 +33,21 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.core.windows import HoppingWindow, TumblingWindow
+from asaql.core.windows import HoppingWindow
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, key_watermarks
 from asaql.runtime.step import StepSpec
 
-MERGEABLE = frozenset({"count", "sum", "avg", "min", "max"})
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
 
 
 def native_reason(spec: StepSpec) -> str | None:
-    """Why a step cannot take the native path (None: it can)."""
-    if spec.scope == "substream":
-        return "substreams (OVER) keep one policy state per substream"
-    if spec.upstream or spec.writes_stage:
-        return "it reads or writes a stage"
-    if spec.held_columns or spec.analytics:
-        return "analytic functions release events in order"
-    for statement in spec.statements:
-        if not isinstance(statement.window, (TumblingWindow, HoppingWindow)):
-            return f"{type(statement.window).__name__} is not tumbling or hopping"
-        if statement.exploded is not None:
-            return "windows over a JOIN or APPLY"
-        if statement.failure is not None:
-            return "a CAST that can fail in a windowed statement"
-        for aggregate in statement.aggregates:
-            if aggregate.function not in MERGEABLE or aggregate.distinct:
-                return f"{aggregate.function.upper()}{' DISTINCT' if aggregate.distinct else ''}" \
-                       " has no partial aggregate here"
+    """What only the built step knows and the plan does not (asaql/plan/step_path.py decides
+    the rest): a CAST in a windowed statement that can fail sets events aside as FAILED rows,
+    which only the general step writes."""
+    if any(statement.failure is not None for statement in spec.statements):
+        return "a CAST that can fail in a windowed statement"
     return None
 
 

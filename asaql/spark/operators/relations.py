@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
+from asaql.plan.step_path import general_step_reason
 from asaql.plan.nodes import (
     ApplyEventOrdering, Plan, PlanNode, ReadStage, WriteOutput, analytics_below, source_alias,
     stream_join_below, timestamped_source, watermark_scope,
@@ -167,7 +168,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
     batch_step = None
-    if native_folder is not None and step_input.isStreaming and native_reason(spec) is None:
+    if native_folder is not None and step_input.isStreaming \
+            and general_step_reason(source, group.writes) is None and native_reason(spec) is None:
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder), renames)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
