@@ -11,7 +11,7 @@ from asaql.core.stages import is_stage
 from asaql.core.windows import HoppingWindow, TumblingWindow
 from asaql.plan.nodes import (
     ApplyToElements, AssignArrivalTime, JoinReference, Plan, PlanNode, ReadStage, WindowAggregate, WriteOutput,
-    analytics_below, stream_join_below, timestamped_source, watermark_scope,
+    analytics_below, stream_join_below, timestamped_source,
 )
 
 # Aggregates whose partial results merge (a window's events may arrive over many micro-batches).
@@ -22,8 +22,6 @@ def general_step_reason(source: PlanNode, writes: list[WriteOutput]) -> str | No
     """Why the statements over `source` need the general step (None: the native step runs)."""
     if isinstance(source, ReadStage):
         return "it reads a stage"
-    if watermark_scope(source) == "substream":
-        return "substreams (OVER) keep a policy state per substream"
     for write in writes:
         if is_stage(write.output):
             return "it writes a stage"

@@ -179,16 +179,18 @@ class NativeStep:
             F.when(late, late_bound).otherwise(event).alias("_stamped"),
             (early | (late & F.lit(policy.drop))).alias("_dropped0"),
             arrival.alias("_arrival_us"))
+        first = with_key_values(first, C.KEY, "_carried", state.largest)
         candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
         order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
             .rowsBetween(Window.unboundedPreceding, -1)
-        before = F.greatest(F.max(candidate).over(order),
-                            _lookup(state.largest, F.col(C.KEY)))
+        before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
         bound = before - F.lit(policy.ooo_us)
         if ordered and state.emitted:
-            floor = F.lit(_known(state.emitted.get("*"))).cast("long") \
-                if self.spec.scope == "combined" else _lookup(state.emitted, F.col(C.KEY))
-            bound = F.greatest(bound, floor)
+            if self.spec.scope == "combined":
+                bound = F.greatest(bound, F.lit(_known(state.emitted.get("*"))).cast("long"))
+            else:
+                first = with_key_values(first, C.KEY, "_floor", state.emitted)
+                bound = F.greatest(bound, F.col("_floor"))
         second = first.select("*", candidate.alias("_candidate"), bound.alias("_bound"))
         ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
             F.col("_stamped") < F.col("_bound"), F.lit(False))
@@ -279,10 +281,14 @@ class NativeStep:
             stored = rows.sparkSession.read.schema(partials.schema).parquet(
                 str(self._open_path(previous, st.index)))
             partials = partials.unionByName(stored)
-        merged = partials.groupBy(*keys).agg(*_merge(st)).persist()
+        merged = partials.groupBy(*keys).agg(*_merge(st))
+        if combined:
+            merged = merged.withColumn("_due", F.lit(closing.get("*", NONE)).cast("long"))
+        else:
+            merged = with_key_values(merged, "_scope", "_due", closing, extremes=True)
+        merged = merged.persist()
         self.cached.append(merged)
-        due = _per_key(closing, combined, F.col("_scope"))
-        closes = F.coalesce(F.col("_end") < due, F.lit(False))
+        closes = F.coalesce(F.col("_end") < F.col("_due"), F.lit(False))
         summary = merged.groupBy("_scope").agg(
             F.max(F.when(closes, F.col("_end"))).alias("_last"),
             F.sum(F.when(~closes, 1).otherwise(0)).alias("_open")).collect()
@@ -290,7 +296,7 @@ class NativeStep:
             if row["_last"] is not None:
                 closed_until[row["_scope"]] = max(closed_until.get(row["_scope"], NONE),
                                                   row["_last"] + 1)
-        merged.where(~closes).coalesce(1).write.mode("overwrite").parquet(
+        merged.where(~closes).drop("_due").coalesce(1).write.mode("overwrite").parquet(
             str(self._open_path(batch_id, st.index)))
         result = merged.where(closes).select(
             F.lit(C.RESULT).alias(C.ROW_KIND), F.lit(st.index).alias(C.STATEMENT),
@@ -382,23 +388,26 @@ def _known(value):
     return None if value is None or value in (NONE, INFINITY) else value
 
 
-def _lookup(values: dict, key: Column) -> Column:
-    """values[key] as a long column (NULL for a key not there or with no value)."""
-    known = {k: v for k, v in values.items() if _known(v) is not None}
+# Up to this many keys, per-key values travel as a map literal in the plan; beyond (substreams:
+# one key per device), as a small table joined by broadcast.
+MAP_LITERAL_KEYS = 256
+
+
+def with_key_values(frame: DataFrame, key: str, name: str, values: dict,
+                    extremes: bool = False) -> DataFrame:
+    """`frame` with column `name`: values[key] as a long, NULL for a key not there or with no
+    value (`extremes`: INFINITY and NONE are values too)."""
+    known = {k: int(v) for k, v in values.items()
+             if v is not None and (extremes or _known(v) is not None)}
     if not known:
-        return F.lit(None).cast("long")
-    pairs = [item for k, v in known.items() for item in (F.lit(k), F.lit(v).cast("long"))]
-    return F.element_at(F.create_map(*pairs), key)
-
-
-def _per_key(marks: dict, combined: bool, key: Column) -> Column:
-    """Each row's watermark (INFINITY and NONE kept as the long extremes)."""
-    if combined:
-        return F.lit(marks.get("*", NONE)).cast("long")
-    if not marks:
-        return F.lit(NONE).cast("long")
-    pairs = [item for k, v in marks.items() for item in (F.lit(k), F.lit(v).cast("long"))]
-    return F.coalesce(F.element_at(F.create_map(*pairs), key), F.lit(NONE).cast("long"))
+        return frame.withColumn(name, F.lit(None).cast("long"))
+    if len(known) <= MAP_LITERAL_KEYS:
+        pairs = [item for k, v in known.items() for item in (F.lit(k), F.lit(v).cast("long"))]
+        return frame.withColumn(name, F.element_at(F.create_map(*pairs), F.col(key)))
+    table = frame.sparkSession.createDataFrame(
+        list(known.items()), T.StructType([T.StructField("_k", T.StringType()),
+                                           T.StructField(name, T.LongType())]))
+    return frame.join(F.broadcast(table), frame[key] == table["_k"], "left").drop("_k")
 
 
 def _advance_clock(clocks: dict, bucket: int, value: int) -> None:
