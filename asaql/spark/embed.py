@@ -25,6 +25,7 @@ from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
+from asaql.spark.shipping import ship_asaql
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
@@ -111,6 +112,7 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     # ASA's semantics need UTC datetimes and conversions that give NULL rather than fail
     for key, value in SEMANTIC_CONF.items():
         spark.conf.set(key, value)
+    ship_asaql(spark)  # the caller's session may run on a cluster without asaql installed
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     frames_given = {a: f for a, f in given.items() if not isinstance(f, KafkaRead)}
     events = {alias: _events(spark, frame, arrival, partition, order)

@@ -10,6 +10,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from asaql.spark.failures import launch_reason, route_python_logs
+from asaql.spark.shipping import ship_asaql
 
 SESSION_CONF = {
     "spark.ui.enabled": "false",
@@ -46,6 +47,7 @@ def build_session(master: str | None = None, spark_log: str | None = None) -> Sp
         error.asaql_launch_reason = launch_reason(spark_log, start) if spark_log else None
         raise
     spark.sparkContext.setLogLevel("ERROR")
+    ship_asaql(spark)  # a cluster's executors may not have asaql installed
     return spark
 
 
