@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
+from asaql.locations import local_path
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
 from asaql.spark.embed_stages import EmbeddedStages
@@ -103,7 +104,8 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     missing = [name for name in compiled.input_names if name not in given]
     if missing:
         raise ConfigurationError(f"no DataFrame given for input '{missing[0]}'")
-    tables = {alias.lower(): load_reference(spark, alias, path)
+    tables = {alias.lower(): load_reference(spark, alias,
+                                            local_path(path, f"reference {alias}"))
               for alias, path in resolve_aliases(compiled.reference_names, references,
                                                  "reference").items()}
     unknown = [name for name in compiled.reference_names if name.lower() not in tables]
