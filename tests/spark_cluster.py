@@ -35,6 +35,11 @@ class Cluster:
     executor_python: str  # PYSPARK_PYTHON for a driver using this cluster
     worker_env: dict  # the environment the workers (hence executors) run in
     log_folder: Path
+    ui_port: int  # the master's status page
+
+    def finished_applications(self) -> int:
+        """How many applications ran to their end on the cluster."""
+        return len(_status(self.ui_port).get("completedapps", []))
 
 
 def free_port() -> int:
@@ -96,7 +101,7 @@ def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: s
                   "127.0.0.1", "--webui-port", str(free_port()), "--cores", str(cores),
                   "--memory", memory, "--work-dir", str(work), master)
         _wait_for_workers(ui_port, workers, processes, folder, timeout)
-        yield Cluster(master, str(executor_python), env, folder)
+        yield Cluster(master, str(executor_python), env, folder, ui_port)
     finally:
         for process in processes:
             _kill_group(process)
@@ -110,15 +115,18 @@ def _wait_for_workers(ui_port: int, count: int, processes, folder: Path, timeout
         if dead:
             raise RuntimeError(f"a Spark daemon exited ({dead[0].args[1]}); logs in {folder}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as page:
-                status = json.load(page)
-            if status.get("aliveworkers", 0) >= count:
+            if _status(ui_port).get("aliveworkers", 0) >= count:
                 return
         except OSError:
             pass
         time.sleep(0.5)
     raise RuntimeError(f"{count} workers did not register within {timeout:.0f} s; logs in "
                        f"{folder}")
+
+
+def _status(ui_port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=5) as page:
+        return json.load(page)
 
 
 def _kill_group(process: subprocess.Popen) -> None:
