@@ -86,6 +86,12 @@ def main() -> None:
                     best[where] = (wall, own, figures[0][2])
                     print(f"{name:34} {where:9} {wall:7.1f} {own:7.1f}", flush=True)
                 same = best["local[2]"][2] == best["cluster"][2]
+                if not same:  # what differs, for whoever explains it
+                    only_local = best["local[2]"][2] - best["cluster"][2]
+                    only_cluster = best["cluster"][2] - best["local[2]"][2]
+                    print(f"  {sum(only_local.values())} rows only on local[2], e.g. "
+                          f"{list(only_local)[:3]}\n  {sum(only_cluster.values())} rows only on "
+                          f"the cluster, e.g. {list(only_cluster)[:3]}", flush=True)
                 print(f"{name:34} cluster/local: wall {best['cluster'][0] / best['local[2]'][0]:.2f}×,"
                       f" run {best['cluster'][1] / best['local[2]'][1]:.2f}×; same rows: {same}",
                       flush=True)
