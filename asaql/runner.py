@@ -15,6 +15,7 @@ from asaql.compiler import CompiledQuery
 from asaql.errors import ConfigurationError
 from asaql.input_formats import declare_input_formats, parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
+from asaql.locations import local_path
 from asaql.output_paths import check_destinations, check_output_formats, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
@@ -50,7 +51,9 @@ class RunOptions:
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     """Before any Spark starts: every input of the query has a path that exists, every path the
-    run writes can be written, and a --checkpoint is this query's (or new)."""
+    run writes can be written, and a --checkpoint is this query's (or new). `file://` URIs in
+    the options become local paths first (asaql/locations.py)."""
+    localize_locations(options)
     missing = [name for name in compiled.input_names if name not in options.inputs]
     if missing:
         raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
@@ -94,6 +97,20 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
                                            options.metrics_path, options.checkpoint), files)
     if options.checkpoint:
         verify_checkpoint(options.checkpoint, _manifest(compiled, options))
+
+
+def localize_locations(options: RunOptions) -> None:
+    """Every place the options name, as the local path asaql and Spark use (in place: the
+    checks and the run see the same paths); a file system other than the local one is refused."""
+    def local(where, what: str):
+        return where if not isinstance(where, str) else local_path(where, what)
+
+    options.inputs = {a: local(p, f"--input {a}") for a, p in options.inputs.items()}
+    options.references = {a: local(p, f"--reference {a}") for a, p in options.references.items()}
+    options.outputs = {a: local(p, f"--output {a}") for a, p in options.outputs.items()}
+    options.errors_path = local(options.errors_path, "--errors")
+    options.metrics_path = local(options.metrics_path, "--metrics")
+    options.checkpoint = local(options.checkpoint, "--checkpoint")
 
 
 def _manifest(compiled: CompiledQuery, options: RunOptions) -> dict:

@@ -10,6 +10,7 @@ import click
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
+from asaql.locations import local_path
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import is_project, read_project
 
@@ -88,6 +89,7 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
     from asaql.runner import run as run_query
 
     click.get_current_context().meta["asaql.verbose"] = verbose
+    query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/locations.py)
     project = read_project(query) if is_project(query) else None
     if project is not None:  # a VS Code ASA project: its query and job configuration
         query, job_config = str(project.query), job_config or project.job_config

@@ -17,6 +17,7 @@ from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
+from asaql.locations import local_path
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
 from asaql.spark.embed_stages import EmbeddedStages
@@ -25,6 +26,7 @@ from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
+from asaql.spark.shipping import ship_asaql
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
@@ -102,7 +104,8 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     missing = [name for name in compiled.input_names if name not in given]
     if missing:
         raise ConfigurationError(f"no DataFrame given for input '{missing[0]}'")
-    tables = {alias.lower(): load_reference(spark, alias, path)
+    tables = {alias.lower(): load_reference(spark, alias,
+                                            local_path(path, f"reference {alias}"))
               for alias, path in resolve_aliases(compiled.reference_names, references,
                                                  "reference").items()}
     unknown = [name for name in compiled.reference_names if name.lower() not in tables]
@@ -111,6 +114,7 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     # ASA's semantics need UTC datetimes and conversions that give NULL rather than fail
     for key, value in SEMANTIC_CONF.items():
         spark.conf.set(key, value)
+    ship_asaql(spark)  # the caller's session may run on a cluster without asaql installed
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     frames_given = {a: f for a, f in given.items() if not isinstance(f, KafkaRead)}
     events = {alias: _events(spark, frame, arrival, partition, order)

@@ -31,6 +31,7 @@ from asaql.spark.operators.relations import group_by_source, lower_group, lower_
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
 from asaql.spark.session import build_session
+from asaql.spark.shipping import ship_asaql
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -38,6 +39,7 @@ SETTINGS_FILE = "asaql-settings.json"
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
+    ship_asaql(spark)  # a session the caller built (Python API) on a cluster
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
     buckets = _buckets(spark, checkpoint)
     committed = last_committed_batch(checkpoint)

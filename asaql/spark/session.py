@@ -10,6 +10,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from asaql.spark.failures import launch_reason, route_python_logs
+from asaql.spark.shipping import ship_asaql
 
 SESSION_CONF = {
     "spark.ui.enabled": "false",
@@ -32,9 +33,12 @@ def build_session(master: str | None = None, spark_log: str | None = None) -> Sp
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need our pandas/pyarrow
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     builder = SparkSession.builder.appName("asaql")
-    if master or not SparkSession.getActiveSession():
+    # Under spark-submit (its JVM is already up) the master and --conf are spark-submit's.
+    submitted = master is None and "PYSPARK_GATEWAY_PORT" in os.environ
+    if master or not (submitted or SparkSession.getActiveSession()):
         builder = builder.master(master or "local[2]")
-    for key, value in {**SESSION_CONF, **_parallelism(master or "local[2]")}.items():
+    settings = {**SESSION_CONF, **({} if submitted else _parallelism(master or "local[2]"))}
+    for key, value in settings.items():
         builder = builder.config(key, value)
     if spark_log is not None:
         route_python_logs(spark_log)
@@ -46,6 +50,10 @@ def build_session(master: str | None = None, spark_log: str | None = None) -> Sp
         error.asaql_launch_reason = launch_reason(spark_log, start) if spark_log else None
         raise
     spark.sparkContext.setLogLevel("ERROR")
+    if submitted and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
+        partitions = _parallelism(spark.sparkContext.master)["spark.sql.shuffle.partitions"]
+        spark.conf.set("spark.sql.shuffle.partitions", partitions)
+    ship_asaql(spark)  # a cluster's executors may not have asaql installed
     return spark
 
 
