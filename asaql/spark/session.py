@@ -27,8 +27,31 @@ SESSION_CONF = {
 }
 
 
-def build_session(master: str | None = None, spark_log: str | None = None) -> SparkSession:
-    """Get or create the session; the JVM's own console output goes to `spark_log` if given."""
+# The settings of SESSION_CONF a Spark Connect client may set (the others are fixed when the
+# server starts: its UI, its driver's memory).
+RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark.enabled",
+                "spark.sql.streaming.noDataMicroBatches.enabled", "spark.sql.ansi.enabled",
+                "spark.sql.parquet.outputTimestampType")
+
+
+def build_session(master: str | None = None, spark_log: str | None = None,
+                  remote: str | None = None) -> SparkSession:
+    """Get or create the session; the JVM's own console output goes to `spark_log` if given.
+    `remote` (sc://HOST:PORT): a Spark Connect session instead (connect.py); with neither a
+    master nor a remote, SPARK_REMOTE (PySpark's variable) chooses Connect too."""
+    if remote is None and master is None:
+        remote = os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:
+        from asaql.spark.connect import connect_session
+
+        if spark_log is not None:
+            route_python_logs(spark_log)
+        spark = connect_session(remote)
+        for key in RUNTIME_CONF:
+            spark.conf.set(key, SESSION_CONF[key])
+        return spark
+    # An explicit master wins over SPARK_REMOTE (PySpark refuses both).
+    os.environ.pop("SPARK_REMOTE", None)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need our pandas/pyarrow
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     builder = SparkSession.builder.appName("asaql")
