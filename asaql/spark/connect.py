@@ -12,6 +12,8 @@ the client's files, modules or objects.
 
 from __future__ import annotations
 
+import functools
+import io
 import os
 import tempfile
 import zipfile
@@ -41,17 +43,59 @@ def connect_session(url: str):
 
 def ship_asaql(spark) -> None:
     """Adds this asaql's modules to a Connect session as a Python artifact (a zip the server
-    puts on its workers' path, before any asaql it has installed), once per session."""
+    puts on its UDF workers' path, before any asaql it has installed), once per session."""
     if not is_connect(spark) or spark.session_id in _SHIPPED:
         return
-    package = Path(__file__).resolve().parents[1]
-    folder = tempfile.mkdtemp(prefix="asaql-artifact-")
-    archive = os.path.join(folder, "asaql.zip")
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
-        for path in sorted(package.rglob("*.py")):
-            zipped.write(path, str(path.relative_to(package.parent)))
+    archive = os.path.join(tempfile.mkdtemp(prefix="asaql-artifact-"), "asaql.zip")
+    with open(archive, "wb") as handle:
+        handle.write(asaql_zip())
     spark.addArtifacts(archive, pyfile=True)
     _SHIPPED.add(spark.session_id)
+
+
+@functools.cache
+def asaql_zip() -> bytes:
+    """This asaql's modules, zipped (what the server's Python workers import)."""
+    package = Path(__file__).resolve().parents[1]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for path in sorted(package.rglob("*.py")):
+            zipped.write(path, str(path.relative_to(package.parent)))
+    return buffer.getvalue()
+
+
+def batch_function(spark, function):
+    """The foreachBatch function to give `spark`: on Connect, `function` wrapped so that the
+    server's process imports this asaql before unpickling it. Spark Connect (4.3) does not
+    put a session's Python artifacts on the path of the process that runs foreachBatch
+    functions (only on UDF workers'): without this, that process imports whatever asaql the
+    server has installed, or fails with ModuleNotFoundError."""
+    if not is_connect(spark):
+        return function
+    from pyspark import cloudpickle
+
+    return _with_code(cloudpickle.dumps(function), asaql_zip())
+
+
+def _with_code(pickled: bytes, code: bytes):
+    # A nested function: cloudpickle sends it by value, so unpickling it imports no asaql.
+    loaded: list = []
+
+    def run(batch, batch_id):
+        if not loaded:
+            import os
+            import pickle
+            import sys
+            import tempfile
+
+            archive = os.path.join(tempfile.mkdtemp(prefix="asaql-code-"), "asaql.zip")
+            with open(archive, "wb") as handle:
+                handle.write(code)
+            sys.path.insert(0, archive)
+            loaded.append(pickle.loads(pickled))
+        return loaded[0](batch, batch_id)
+
+    return run
 
 
 def server_path(path: str | None) -> str | None:

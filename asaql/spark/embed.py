@@ -19,6 +19,7 @@ from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
+from asaql.spark.connect import batch_function, is_connect, server_path, ship_asaql
 from asaql.spark.embed_stages import EmbeddedStages
 from asaql.spark.execute import group_inputs, stage_waves
 from asaql.spark.kafka_input import KafkaRead
@@ -51,13 +52,14 @@ def start_outputs(compiled, spark: SparkSession, inputs: dict, sinks: dict, chec
     if missing:
         raise ConfigurationError(f"no function given for output '{missing[0]}'")
     before = {q.id for q in spark.streams.active}
+    checkpoint = server_path(checkpoint) if is_connect(spark) else checkpoint
     for index, (stream, outputs) in enumerate(lowered_groups(
             compiled, spark, inputs, arrival, partition, order, references, checkpoint)):
         feed = SharedBatch(outputs, given_sinks)
         if not stream.isStreaming:
             feed(stream, 0)
             continue
-        writer = stream.writeStream.foreachBatch(feed) \
+        writer = stream.writeStream.foreachBatch(batch_function(spark, feed)) \
             .option("checkpointLocation", os.path.join(checkpoint, f"outputs-{index}")) \
             .queryName(f"asaql_outputs_{index}_{uuid.uuid4().hex[:8]}")
         (writer.trigger(**trigger) if trigger else writer).start()
@@ -98,6 +100,10 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     `inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
     `asaql run` reads it). A query with stages starts their writers here (embed_stages.py),
     keeping them under `checkpoint` (None: a new temporary folder)."""
+    if is_connect(spark):  # the server's workers import the shipped asaql; it reads paths
+        ship_asaql(spark)
+        references = {alias: server_path(path) for alias, path in references.items()}
+        checkpoint = server_path(checkpoint)
     given = resolve_aliases(compiled.input_names, dict(inputs), "input")
     missing = [name for name in compiled.input_names if name not in given]
     if missing:

@@ -24,7 +24,7 @@ from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata
 from asaql.spark.io import discover_partitions, infer_payload_schema
-from asaql.spark.connect import is_connect, server_path
+from asaql.spark.connect import batch_function, is_connect, server_path
 from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
@@ -196,7 +196,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         report = os.path.join(checkpoint, "reports", f"source-{index}.jsonl")
         relays.append(ReportReader(report, writer, options.stdout))
         function = writer.for_server(report)
-    query = (lowered.stream.writeStream.foreachBatch(function)
+    query = (lowered.stream.writeStream.foreachBatch(batch_function(spark, function))
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
     query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
