@@ -19,7 +19,8 @@ from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
-from asaql.spark.connect import batch_function, is_connect, server_path, ship_asaql
+from asaql.spark.connect import (batch_function, is_connect, server_path, ship_asaql,
+                                 start_stream)
 from asaql.spark.embed_stages import EmbeddedStages
 from asaql.spark.execute import group_inputs, stage_waves
 from asaql.spark.kafka_input import KafkaRead
@@ -62,7 +63,7 @@ def start_outputs(compiled, spark: SparkSession, inputs: dict, sinks: dict, chec
         writer = stream.writeStream.foreachBatch(batch_function(spark, feed)) \
             .option("checkpointLocation", os.path.join(checkpoint, f"outputs-{index}")) \
             .queryName(f"asaql_outputs_{index}_{uuid.uuid4().hex[:8]}")
-        (writer.trigger(**trigger) if trigger else writer).start()
+        start_stream(writer.trigger(**trigger) if trigger else writer)
     return [q for q in spark.streams.active if q.id not in before]
 
 

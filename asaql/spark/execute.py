@@ -24,7 +24,7 @@ from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata
 from asaql.spark.io import discover_partitions, infer_payload_schema
-from asaql.spark.connect import batch_function, is_connect, server_path
+from asaql.spark.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
@@ -203,7 +203,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         else query.trigger(availableNow=True)
     tickers = [(control, writer) for control in controls] \
         if options.follow and group.stateful else []
-    return query.start(), tickers
+    return start_stream(query), tickers
 
 
 def query_label(group, index: int) -> str:
