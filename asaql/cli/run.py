@@ -61,6 +61,8 @@ Example:
 @click.option("--checkpoint", type=click.Path(file_okay=False), help="Spark checkpoint folder (resume).")
 @click.option("--follow", is_flag=True, help="Keep running and pick up new files until Ctrl-C.")
 @click.option("--master", help="Spark master URL (default local[2]).")
+@click.option("--remote", metavar="sc://HOST:PORT",
+              help="Run on a Spark Connect server (default: $SPARK_REMOTE when no --master).")
 @click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
               help="Replay a folder N files per micro-batch.")
 @click.option("--max-events-per-trigger", type=click.IntRange(min=1), metavar="N",
@@ -74,7 +76,7 @@ Example:
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
         output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
-        checkpoint, follow, master, max_files_per_trigger, max_events_per_trigger, errors_path,
+        checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
         references, local,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
@@ -90,6 +92,9 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
 
     click.get_current_context().meta["asaql.verbose"] = verbose
     query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/locations.py)
+    if master and remote:
+        raise click.UsageError("--master and --remote exclude each other: a local or cluster "
+                               "master, or a Spark Connect server")
     project = read_project(query) if is_project(query) else None
     if project is not None:  # a VS Code ASA project: its query and job configuration
         query, job_config = str(project.query), job_config or project.job_config
@@ -132,7 +137,7 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
     from asaql.spark.failures import default_spark_log
     from asaql.spark.session import build_session
 
-    spark = build_session(master, spark_log=default_spark_log())
+    spark = build_session(master, spark_log=default_spark_log(), remote=remote)
     counts = run_query(compiled, options, spark=spark)
     click.echo(_summary(counts, errors_path), err=True)
 

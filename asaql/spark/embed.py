@@ -20,13 +20,15 @@ from asaql.errors import ConfigurationError
 from asaql.locations import local_path
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
+from asaql.spark.connect import (batch_function, is_connect, server_path, ship_asaql,
+                                 start_stream)
 from asaql.spark.embed_stages import EmbeddedStages
 from asaql.spark.execute import group_inputs, stage_waves
 from asaql.spark.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
-from asaql.spark.shipping import ship_asaql
+from asaql.spark.shipping import ship_to_executors
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
@@ -53,16 +55,17 @@ def start_outputs(compiled, spark: SparkSession, inputs: dict, sinks: dict, chec
     if missing:
         raise ConfigurationError(f"no function given for output '{missing[0]}'")
     before = {q.id for q in spark.streams.active}
+    checkpoint = server_path(checkpoint) if is_connect(spark) else checkpoint
     for index, (stream, outputs) in enumerate(lowered_groups(
             compiled, spark, inputs, arrival, partition, order, references, checkpoint)):
         feed = SharedBatch(outputs, given_sinks)
         if not stream.isStreaming:
             feed(stream, 0)
             continue
-        writer = stream.writeStream.foreachBatch(feed) \
+        writer = stream.writeStream.foreachBatch(batch_function(spark, feed)) \
             .option("checkpointLocation", os.path.join(checkpoint, f"outputs-{index}")) \
             .queryName(f"asaql_outputs_{index}_{uuid.uuid4().hex[:8]}")
-        (writer.trigger(**trigger) if trigger else writer).start()
+        start_stream(writer.trigger(**trigger) if trigger else writer)
     return [q for q in spark.streams.active if q.id not in before]
 
 
@@ -100,6 +103,10 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     `inputs`: alias → a DataFrame, or a KafkaRead (a topic, read by asaql's Kafka source as
     `asaql run` reads it). A query with stages starts their writers here (embed_stages.py),
     keeping them under `checkpoint` (None: a new temporary folder)."""
+    if is_connect(spark):  # the server's workers import the shipped asaql; it reads paths
+        ship_asaql(spark)
+        references = {alias: server_path(path) for alias, path in references.items()}
+        checkpoint = server_path(checkpoint)
     given = resolve_aliases(compiled.input_names, dict(inputs), "input")
     missing = [name for name in compiled.input_names if name not in given]
     if missing:
@@ -114,7 +121,7 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     # ASA's semantics need UTC datetimes and conversions that give NULL rather than fail
     for key, value in SEMANTIC_CONF.items():
         spark.conf.set(key, value)
-    ship_asaql(spark)  # the caller's session may run on a cluster without asaql installed
+    ship_to_executors(spark)  # the caller's session may run on a cluster without asaql
     buckets = int(spark.conf.get("spark.sql.shuffle.partitions"))
     frames_given = {a: f for a, f in given.items() if not isinstance(f, KafkaRead)}
     events = {alias: _events(spark, frame, arrival, partition, order)

@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from asaql.input_files import input_files
+from asaql.spark.connect import batch_function, start_stream
 from asaql.spark.control import control_folder, write_end_of_input
 from asaql.spark.execute import stage_folder
 from asaql.spark.io import read_events
@@ -54,10 +55,10 @@ class EmbeddedStages:
         if not stream.isStreaming:
             writer(stream, 0)
             return
-        self.queries.append(
-            stream.writeStream.foreachBatch(writer)
+        self.queries.append(start_stream(
+            stream.writeStream.foreachBatch(batch_function(stream.sparkSession, writer))
             .option("checkpointLocation", os.path.join(self.root, f"source-{index}"))
-            .queryName(f"asaql_stage_{index}_{uuid.uuid4().hex[:8]}").start())
+            .queryName(f"asaql_stage_{index}_{uuid.uuid4().hex[:8]}")))
 
     def read(self, spark: SparkSession, name: str) -> tuple[T.StructType, DataFrame]:
         """A stage's columns and its rows as events (with their time and watermark lines)."""

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -23,6 +24,7 @@ from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata
 from asaql.spark.io import discover_partitions, infer_payload_schema
+from asaql.spark.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
@@ -30,8 +32,9 @@ from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
+from asaql.spark.relay import ReportReader
 from asaql.spark.session import build_session
-from asaql.spark.shipping import ship_asaql
+from asaql.spark.shipping import ship_to_executors
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -39,7 +42,10 @@ SETTINGS_FILE = "asaql-settings.json"
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
-    ship_asaql(spark)  # a session the caller built (Python API) on a cluster
+    if is_connect(spark):  # the server resolves paths: absolute ones (connect.py)
+        options, checkpoint = _server_paths(options), server_path(checkpoint)
+    else:
+        ship_to_executors(spark)  # a session the caller built (Python API) on a cluster
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
     buckets = _buckets(spark, checkpoint)
     committed = last_committed_batch(checkpoint)
@@ -60,6 +66,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     schemas = {alias: infer_payload_schema(spark, path) for alias, path in inputs.items()
                if alias in compiled.input_names}
     tickers: list = []
+    relays: list = []  # Spark Connect: the readers of the server's reports (relay.py)
     stop = threading.Event()
     if options.follow:
         threading.Thread(target=_tick, args=(tickers, options.tick_seconds, stop),
@@ -81,18 +88,20 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                     counting = tuple(a not in counted and not is_stage(a) for a in inputs)
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
-                                           counting, metrics)
+                                           counting, metrics, relays)
                     counted.update(inputs)
                     started.append(query)
                     tickers.extend(ticker)
                 queries.extend(started)
                 if not options.follow:
-                    _wait(started, False)
+                    _wait(started, False, pump=relays)
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
-            if not options.follow or not _wait(queries, True, options.references, versions):
+            if not options.follow or not _wait(queries, True, options.references, versions,
+                                               relays):
                 break
             tickers.clear()
+            relays.clear()
         commit_last_progress(queries, [r for r in run_inputs(options).values()
                                        if isinstance(r, KafkaRead)],
                              lambda text: print(text, file=sys.stderr, flush=True))
@@ -101,6 +110,17 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         if metrics is not None:
             metrics.close()
     return counts
+
+
+def _server_paths(options):
+    """The run's files as a Connect server must be given them (absolute)."""
+    def where(target):
+        return server_path(target) if isinstance(target, str) else target
+
+    return replace(options, inputs={a: where(p) for a, p in options.inputs.items()},
+                   outputs={a: where(p) for a, p in options.outputs.items()},
+                   references={a: where(p) for a, p in options.references.items()},
+                   errors_path=where(options.errors_path))
 
 
 def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
@@ -164,24 +184,31 @@ def group_inputs(group) -> tuple[str, ...]:
 
 def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
-           counting: tuple[bool, ...], metrics: RunMetrics | None = None):
-    """Starts the group's streaming query; → (the query, its --follow tickers)."""
+           counting: tuple[bool, ...], metrics: RunMetrics | None = None,
+           relays: list | None = None):
+    """Starts the group's streaming query; → (the query, its --follow tickers). On Spark
+    Connect the writer runs on the server and reports to a reader added to `relays`."""
     folder = os.path.join(checkpoint, f"source-{index}")
     lowered, controls = _lower(spark, index, group, options, inputs, checkpoint, schemas,
                                buckets, references, counting)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
                          metrics=metrics, name=query_label(group, index), query=index)
-    batch_function = writer if lowered.batch_step is None \
-        else SteppedBatch(lowered.batch_step, writer)
-    query = (lowered.stream.writeStream.foreachBatch(batch_function)
+    function = writer
+    if is_connect(spark):
+        report = os.path.join(checkpoint, "reports", f"source-{index}.jsonl")
+        relays.append(ReportReader(report, writer, options.stdout))
+        function = writer.for_server(report)
+    if lowered.batch_step is not None:  # the native step, then the writer
+        function = SteppedBatch(lowered.batch_step, function)
+    query = (lowered.stream.writeStream.foreachBatch(batch_function(spark, function))
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
     query = query.trigger(processingTime=f"{options.poll_seconds} seconds") if options.follow \
         else query.trigger(availableNow=True)
     tickers = [(control, writer) for control in controls] \
         if options.follow and group.stateful else []
-    return query.start(), tickers
+    return start_stream(query), tickers
 
 
 class SteppedBatch:
@@ -313,9 +340,9 @@ def _buckets(spark: SparkSession, checkpoint: str) -> int:
 
 
 def _wait(queries, follow: bool, references: dict | None = None,
-          versions: dict | None = None) -> bool:
+          versions: dict | None = None, pump: list = ()) -> bool:
     """Until the queries end (or Ctrl-C); True when --follow stopped them because a reference
-    file changed."""
+    file changed. `pump`: report readers (Spark Connect) read as the queries run."""
     interrupted = threading.Event()
     restore = _catch_ctrl_c(interrupted)
     try:
@@ -325,9 +352,10 @@ def _wait(queries, follow: bool, references: dict | None = None,
                     _stop_between_batches(queries)
                     return True
                 interrupted.wait(0.5)
+                _pump(pump)
         for q in queries:
             while not interrupted.is_set() and not q.awaitTermination(0.5):
-                pass
+                _pump(pump)
     except KeyboardInterrupt:
         pass
     finally:
@@ -335,10 +363,16 @@ def _wait(queries, follow: bool, references: dict | None = None,
         for q in queries:
             if q.isActive:
                 q.stop()
+        _pump(pump)
     for q in queries:
         if q.exception() is not None:
             raise q.exception()
     return False
+
+
+def _pump(readers) -> None:
+    for reader in readers:
+        reader.pump()
 
 
 def _catch_ctrl_c(interrupted: threading.Event):

@@ -4,10 +4,10 @@ once across a kill through the journal the `.jsonl` outputs use (output_journal.
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 from asaql.output_formats import Columns, csv_text, output_format, write_json_array, write_parquet
+from asaql.spark.locks import PortableLock
 from asaql.spark.output_journal import Committed, JournaledFile
 
 
@@ -39,7 +39,7 @@ class RebuiltOutput:
         self.rows = Path(journal).with_suffix(".rows.jsonl")
         self.file = JournaledFile(str(self.rows), journal, fresh, committed)
         self.columns: Columns | None = None
-        self.lock = threading.Lock()
+        self.lock = PortableLock()
         if self.fmt == "json":
             self.rebuild()
 

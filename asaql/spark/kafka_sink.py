@@ -5,11 +5,11 @@ once across a kill and a restart on the checkpoint (asaql/kafka/producer.py)."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
+from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN
 from asaql.spark.output_journal import last_committed_batch
 
@@ -20,7 +20,7 @@ class KafkaSink:
     def __init__(self, topic: KafkaTopic, key_column: str | None, checkpoint: str, fresh: bool):
         self.topic, self.key_column = topic, key_column
         self.checkpoint, self.fresh = checkpoint, fresh
-        self.lock = threading.Lock()
+        self.lock = PortableLock()
         self._producer = None
         self._resumed: dict[int, tuple[int, int]] = {}  # query → (its first batch, since ms)
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Callable
+
+from asaql.spark.locks import PortableLock
 
 # committed(query index) → the last batch id Spark committed for it, -1 when none
 Committed = Callable[[int], int]
@@ -37,7 +38,7 @@ class JournaledFile:
                  create: bool = True):
         self.path = Path(path)
         self.journal = Path(journal)
-        self.lock = threading.Lock()
+        self.lock = PortableLock()
         self.journal.parent.mkdir(parents=True, exist_ok=True)
         if fresh:
             self.journal.write_text("")

@@ -10,7 +10,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from asaql.spark.failures import launch_reason, route_python_logs
-from asaql.spark.shipping import ship_asaql
+from asaql.spark.shipping import ship_to_executors
 
 SESSION_CONF = {
     "spark.ui.enabled": "false",
@@ -28,8 +28,31 @@ SESSION_CONF = {
 }
 
 
-def build_session(master: str | None = None, spark_log: str | None = None) -> SparkSession:
-    """Get or create the session; the JVM's own console output goes to `spark_log` if given."""
+# The settings of SESSION_CONF a Spark Connect client may set (the others are fixed when the
+# server starts: its UI, its driver's memory).
+RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark.enabled",
+                "spark.sql.streaming.noDataMicroBatches.enabled", "spark.sql.ansi.enabled",
+                "spark.sql.parquet.outputTimestampType")
+
+
+def build_session(master: str | None = None, spark_log: str | None = None,
+                  remote: str | None = None) -> SparkSession:
+    """Get or create the session; the JVM's own console output goes to `spark_log` if given.
+    `remote` (sc://HOST:PORT): a Spark Connect session instead (connect.py); with neither a
+    master nor a remote, SPARK_REMOTE (PySpark's variable) chooses Connect too."""
+    if remote is None and master is None:
+        remote = os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:
+        from asaql.spark.connect import connect_session
+
+        if spark_log is not None:
+            route_python_logs(spark_log)
+        spark = connect_session(remote)
+        for key in RUNTIME_CONF:
+            spark.conf.set(key, SESSION_CONF[key])
+        return spark
+    # An explicit master wins over SPARK_REMOTE (PySpark refuses both).
+    os.environ.pop("SPARK_REMOTE", None)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need our pandas/pyarrow
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # stay on loopback
     builder = SparkSession.builder.appName("asaql")
@@ -53,7 +76,7 @@ def build_session(master: str | None = None, spark_log: str | None = None) -> Sp
     if submitted and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
         partitions = _parallelism(spark.sparkContext.master)["spark.sql.shuffle.partitions"]
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
-    ship_asaql(spark)  # a cluster's executors may not have asaql installed
+    ship_to_executors(spark)  # a cluster's executors may not have asaql installed
     return spark
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from asaql.spark.connect import is_connect
+
 PACKAGE = Path(__file__).resolve().parents[1]  # the `asaql` folder (or its place in a zip)
 ZIP_NAME = "asaql.zip"
 _shipped: set[str] = set()  # the applications (SparkContext ids) that have the zip
@@ -29,9 +31,12 @@ def is_local_master(master: str) -> bool:
     return master == "local" or master.startswith("local[") or master.startswith("local-")
 
 
-def ship_asaql(spark: SparkSession) -> str | None:
+def ship_to_executors(spark: SparkSession) -> str | None:
     """Adds asaql to the session's executors once, unless the master is local; returns the
-    file shipped (None: nothing to ship)."""
+    file shipped (None: nothing to ship). A Connect session gets asaql as an artifact instead
+    (connect.py)."""
+    if is_connect(spark):
+        return None
     context = spark.sparkContext
     if is_local_master(context.master) or context.applicationId in _shipped:
         return None

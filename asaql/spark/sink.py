@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -20,6 +19,7 @@ from asaql.runtime import columns as C
 from asaql.spark.folder_formats import SUFFIXES, has_rows, write_part_files
 from asaql.spark.format_outputs import file_output
 from asaql.spark.io import record_address
+from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
 from asaql.spark.sources import STAGE_WATERMARK
@@ -65,12 +65,21 @@ class LineSink:
         self.target = target
         self.fresh = fresh
         self.folder_format = folder_format  # a folder's part files: json, csv or parquet
-        self.lock = threading.Lock()
+        self.lock = PortableLock()
         self.file = None
         if isinstance(target, str) and output_format(target):
             self.file = file_output(target, journal, fresh, committed)
         elif isinstance(target, str) and fresh:
             clear_part_files(target)
+
+    def relayed(self) -> "LineSink":
+        """The sink a Connect server writes to: stdout becomes a TextRelay (the report carries
+        its text to the client); files and folders are the same."""
+        if isinstance(self.target, str):
+            return self
+        copy = object.__new__(LineSink)
+        copy.__dict__.update(self.__dict__, target=TextRelay())
+        return copy
 
     @property
     def collects(self) -> bool:
@@ -114,6 +123,23 @@ class LineSink:
                 self.target.write(text)
                 self.target.flush()
         return len(lines)
+
+
+class TextRelay:
+    """stdout on a Spark Connect server: text kept for the micro-batch's report."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> str:
+        text, self.parts = "".join(self.parts), []
+        return text
 
 
 STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ or .
@@ -162,7 +188,7 @@ class StageSink:
     def __init__(self, folder: str, fresh: bool):
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.lock = threading.Lock()
+        self.lock = PortableLock()
         self.pending: list[str] = []
         self.last_mtime_ns = 0
 
@@ -228,9 +254,12 @@ class BatchWriter:
     metrics: object | None = None  # asaql.spark.metrics.RunMetrics (--metrics, status line)
     name: str = ""  # the query, as metrics name it
     query: int = 0  # the streaming query's index (its checkpoint folder source-N)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: PortableLock = field(default_factory=PortableLock)
     # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
     clock_us: dict = field(default_factory=dict)
+    # Spark Connect: the file each micro-batch's counts and stdout rows are appended to
+    report: str | None = None
+    failed: dict = field(default_factory=dict)  # batch id → rows a CAST failed on (_collect)
 
     def __post_init__(self):
         for lines, sink in self.outputs:
@@ -255,10 +284,11 @@ class BatchWriter:
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
                 written += self._collect(observed, batch_id)
-            self._add(observation.get, written)
-            if self.metrics is not None:
-                self.metrics.record(self.name, batch_id, observation.get, written,
-                                    self.count_input)
+            seen = observation.get
+            if self.report is None:
+                self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
+            else:
+                self._report(batch_id, seen, written)
             for _, sink in self.outputs:
                 if isinstance(sink, StageSink):
                     sink.finish(batch_id, observation.get.get("out_wm"))
@@ -293,8 +323,7 @@ class BatchWriter:
         if malformed or failed:
             self.errors.write(sorted(malformed + failed, key=lambda r: (r[C.FILE], r[C.LINE])),
                               self.query, batch_id)
-        with self.lock:
-            self.counts.failed += len(failed)
+        self.failed[batch_id] = len(failed)
         # Statements writing one output (a UNION) have their lines merged in order.
         by_sink: dict[int, tuple[LineSink, list]] = {}
         for index, rows in by_destination.items():
@@ -302,8 +331,34 @@ class BatchWriter:
             by_sink.setdefault(id(sink), (sink, []))[1].extend(rows)
         return sum(sink.write_rows(rows, self.query, batch_id) for sink, rows in by_sink.values())
 
-    def _add(self, seen: dict, written: int) -> None:
+    def apply(self, batch_id: int, seen: dict, written: int, failed: int) -> None:
+        """A micro-batch's counts (`seen`: the observed counters), into the run's counts and
+        metrics: here, or on a Connect client from the server's report (relay.py)."""
+        self._add(seen, written, failed)
+        if self.metrics is not None:
+            self.metrics.record(self.name, batch_id, seen, written, self.count_input)
+
+    def for_server(self, report: str) -> "BatchWriter":
+        """This writer as a Spark Connect server runs it (its pickle, in a Python process of the
+        server): stdout rows and counts go to the report file `report` (relay.py), as JSON
+        lines, for the client to print and add up; files and folders are written there."""
+        outputs = [(lines, sink.relayed() if isinstance(sink, LineSink) else sink)
+                   for lines, sink in self.outputs]
+        return replace(self, outputs=outputs, counts=RunCounts(), metrics=None, report=report,
+                       clock_us={}, failed={})
+
+    def _report(self, batch_id: int, seen: dict, written: int) -> None:
+        relays = {id(sink.target): sink.target for _, sink in self.outputs
+                  if isinstance(sink, LineSink) and isinstance(sink.target, TextRelay)}
+        record = {"batch": batch_id, "seen": seen, "written": written,
+                  "failed": self.failed.pop(batch_id, 0),
+                  "stdout": "".join(relay.drain() for relay in relays.values())}
+        with open(self.report, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, default=str) + "\n")
+
+    def _add(self, seen: dict, written: int, failed: int = 0) -> None:
         with self.lock:
+            self.counts.failed += failed
             if self.count_input:
                 self.counts.input_events += seen.get("input") or 0
                 self.counts.malformed += seen.get("malformed") or 0
