@@ -54,7 +54,14 @@ def step_paths(plan: Plan) -> dict[PlanNode, str]:
                 _window_below(w) or analytics_below(w) or is_stage(w.output) for w in writes):
             continue  # no TIMESTAMP BY, nothing waits for the watermark: no step at all
         reason = general_step_reason(source, writes)
-        paths[source] = "native step" if reason is None else f"general step: {reason}"
+        if reason is not None:
+            paths[source] = f"general step: {reason}"
+        elif any(call.function in ("sum", "avg") for w in writes
+                 if (window := _window_below(w)) is not None for call in window.aggregates):
+            # only the input's schema tells (spark/operators/native_step.py, native_reason)
+            paths[source] = "native step; general if SUM or AVG read floating-point values"
+        else:
+            paths[source] = "native step"
     return paths
 
 

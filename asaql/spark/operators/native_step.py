@@ -42,12 +42,20 @@ from asaql.runtime.step import StepSpec
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
 
 
-def native_reason(spec: StepSpec) -> str | None:
+def native_reason(spec: StepSpec, types: dict) -> str | None:
     """What only the built step knows and the plan does not (asaql/plan/step_path.py decides
-    the rest): a CAST in a windowed statement that can fail sets events aside as FAILED rows,
-    which only the general step writes."""
+    the rest; `types`: the step input's Spark types): a CAST in a windowed statement that can
+    fail sets events aside as FAILED rows, which only the general step writes; and a sum of
+    floating-point values depends on the order of its terms, which Spark's merge of partial
+    sums does not fix, so SUM and AVG of anything but whole numbers keep the general step's
+    order (its results, repeatable on replay)."""
     if any(statement.failure is not None for statement in spec.statements):
         return "a CAST that can fail in a windowed statement"
+    for statement in spec.statements:
+        for aggregate in statement.aggregates:
+            if aggregate.function in ("sum", "avg") and not isinstance(
+                    types.get(aggregate.column), T.IntegralType):
+                return f"{aggregate.function.upper()} of floating-point values"
     return None
 
 
@@ -346,23 +354,23 @@ def _stats_columns() -> list[Column]:
 
 
 def _partials(st) -> list[Column]:
+    """Per aggregate: its partial columns over one micro-batch's events."""
     columns = []
     for i, a in enumerate(st.aggregates):
         value = F.lit(1) if a.column is None else F.col(a.column)
         if a.function == "count":
             columns.append(F.count(value).alias(f"_p{i}"))
-        elif a.function == "avg":
-            columns += [F.sum(value.cast("double")).alias(f"_p{i}"),
-                        F.count(value).alias(f"_q{i}")]
+        elif a.function == "avg":  # whole numbers (native_reason): their sum is exact
+            columns += [F.sum(value).alias(f"_p{i}"), F.count(value).alias(f"_q{i}")]
         else:
             columns.append(getattr(F, a.function)(value).alias(f"_p{i}"))
     return columns
 
 
 def _merge(st) -> list[Column]:
+    merge = {"count": F.sum, "sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}
     columns = []
     for i, a in enumerate(st.aggregates):
-        merge = {"count": F.sum, "sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}
         columns.append(merge[a.function](f"_p{i}").alias(f"_p{i}"))
         if a.function == "avg":
             columns.append(F.sum(f"_q{i}").alias(f"_q{i}"))
@@ -371,7 +379,7 @@ def _merge(st) -> list[Column]:
 
 def _finish(aggregate, i: int) -> Column:
     if aggregate.function == "avg":
-        return F.when(F.col(f"_q{i}") > 0, F.col(f"_p{i}") / F.col(f"_q{i}"))
+        return F.when(F.col(f"_q{i}") > 0, F.col(f"_p{i}").cast("double") / F.col(f"_q{i}"))
     if aggregate.function == "count":
         return F.coalesce(F.col(f"_p{i}"), F.lit(0))
     return F.col(f"_p{i}")

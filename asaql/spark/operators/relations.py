@@ -169,7 +169,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
     batch_step = None
     if native_folder is not None and step_input.isStreaming \
-            and general_step_reason(source, group.writes) is None and native_reason(spec) is None:
+            and general_step_reason(source, group.writes) is None \
+            and native_reason(spec, {f.name: f.dataType for f in step_input.schema.fields}) is None:
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder), renames)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
