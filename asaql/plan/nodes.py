@@ -193,22 +193,23 @@ def source_alias(source: PlanNode) -> str:
     return source.alias if isinstance(source, ReadStage) else source.input.alias
 
 
-def stream_join_below(node: PlanNode) -> "JoinStreams | None":
-    """The JoinStreams node of a statement's plan, if it has one."""
+def first_below(node: PlanNode, kinds) -> "PlanNode | None":
+    """The first node of the given class(es) down a statement's first-child chain, if any."""
     while node.children:
-        if isinstance(node, JoinStreams):
+        if isinstance(node, kinds):
             return node
         node = node.children[0]
     return None
+
+
+def stream_join_below(node: PlanNode) -> "JoinStreams | None":
+    """The JoinStreams node of a statement's plan, if it has one."""
+    return first_below(node, JoinStreams)
 
 
 def analytics_below(node: PlanNode) -> "EvaluateAnalytics | None":
     """The EvaluateAnalytics node of a statement's plan, if it has one."""
-    while node.children:
-        if isinstance(node, EvaluateAnalytics):
-            return node
-        node = node.children[0]
-    return None
+    return first_below(node, EvaluateAnalytics)
 
 
 def timestamped_source(node: PlanNode) -> PlanNode:

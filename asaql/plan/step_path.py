@@ -11,7 +11,7 @@ from asaql.core.stages import is_stage
 from asaql.core.windows import HoppingWindow, TumblingWindow
 from asaql.plan.nodes import (
     ApplyToElements, AssignArrivalTime, JoinReference, Plan, PlanNode, ReadStage, WindowAggregate, WriteOutput,
-    analytics_below, stream_join_below, timestamped_source,
+    analytics_below, first_below, stream_join_below, timestamped_source,
 )
 
 # Aggregates whose partial results merge (a window's events may arrive over many micro-batches).
@@ -66,16 +66,8 @@ def step_paths(plan: Plan) -> dict[PlanNode, str]:
 
 
 def _window_below(node: PlanNode) -> WindowAggregate | None:
-    while node.children:
-        if isinstance(node, WindowAggregate):
-            return node
-        node = node.children[0]
-    return None
+    return first_below(node, WindowAggregate)
 
 
 def _has_laterals(node: PlanNode) -> bool:
-    while node.children:
-        if isinstance(node, (JoinReference, ApplyToElements)):
-            return True
-        node = node.children[0]
-    return False
+    return first_below(node, (JoinReference, ApplyToElements)) is not None

@@ -21,15 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 from asaql.compiler import compile_query
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runner import RunOptions, run
 from asaql.spark.operators import native_step
-from event_logs import device_fields, event_log
-from spark_harness import canonical, file_sizes, property_settings, replayed, same_value
+from spark_harness import canonical, property_settings, replayed, same_value
 from test_policy_spark import Scenario, reference
+from test_policy_spark import scenarios as policy_scenarios
 
 # a third of the general step's count: its cases run in every scope and window kind there
 EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100")) // 3, 5)
@@ -49,32 +48,9 @@ class MergeableScenario(Scenario):
         )
 
 
-@st.composite
-def scenarios(draw) -> MergeableScenario:
-    partitions = draw(st.integers(1, 3))
-    devices = draw(st.integers(1, 4))
-    scope = draw(st.sampled_from(["combined", "partition", "substream"]))
-    roaming = scope == "combined" and draw(st.booleans())
-    fields = device_fields(draw, devices, partitions, roaming)
-    count = draw(st.integers(1, 25))
-    records = event_log(draw, count, fields)
-    over = ()
-    if scope == "substream":  # ASA wants PartitionId among them with several partitions
-        several = len({r["PartitionId"] for r in records}) > 1
-        over = ("deviceId", "PartitionId") if several else ("deviceId",)
-    size = draw(st.integers(1, 15))
-    return MergeableScenario(
-        records=tuple(records),
-        file_sizes=file_sizes(draw, st, count, most_files=4),
-        late_s=draw(st.integers(0, 20)),
-        ooo_s=draw(st.integers(0, 10)),
-        early_s=draw(st.sampled_from([60, None])),
-        action=draw(st.sampled_from(["adjust", "drop"])),
-        scope=scope,
-        over=over,
-        window=draw(st.sampled_from(["tumbling", "hopping"])),
-        sizes=dict(size=size, hop=draw(st.integers(1, size)), timeout=1, max_duration=8),
-    )
+def scenarios():
+    """Logs in every scope, with the windows the native step merges."""
+    return policy_scenarios(kind=MergeableScenario, windows=("tumbling", "hopping"))
 
 
 @property_settings(EXAMPLES)

@@ -86,8 +86,12 @@ class Scenario(OneInputLog):
         )
 
 
+WINDOWS = ("tumbling", "hopping", "sliding", "session", "snapshot")
+
+
 @st.composite
-def scenarios(draw) -> Scenario:
+def scenarios(draw, kind=Scenario, windows=WINDOWS) -> Scenario:
+    """`kind`: the Scenario class (its query); `windows`: the window kinds drawn from."""
     partitions = draw(st.integers(1, 3))
     devices = draw(st.integers(1, 4))
     scope = draw(st.sampled_from(["combined", "partition", "substream"]))
@@ -103,7 +107,7 @@ def scenarios(draw) -> Scenario:
         several = len({r["PartitionId"] for r in records}) > 1
         over = ("deviceId", "PartitionId") if several else ("deviceId",)
     size = draw(st.integers(1, 15))
-    return Scenario(
+    return kind(
         records=tuple(records),
         file_sizes=sizes,
         late_s=draw(st.integers(0, 20)),
@@ -112,7 +116,7 @@ def scenarios(draw) -> Scenario:
         action=draw(st.sampled_from(["adjust", "drop"])),
         scope=scope,
         over=over,
-        window=draw(st.sampled_from(["tumbling", "hopping", "sliding", "session", "snapshot"])),
+        window=draw(st.sampled_from(windows)),
         sizes=dict(size=size, hop=draw(st.integers(1, size)), timeout=draw(st.integers(1, 8)),
                    max_duration=draw(st.integers(8, 20))),
     )
