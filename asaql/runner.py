@@ -22,6 +22,11 @@ from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 TOPIC_FORMATS = ("json", "csv", "avro")  # a message's payload (ASA's Event Hub serializations)
 
 
+# The stateful step a new checkpoint takes (`asaql run --step`). The native step gives the same
+# rows, runs its policy and windows on every core and shows in `asaql explain`.
+DEFAULT_STEP = "native"
+
+
 @dataclass
 class RunOptions:
     inputs: dict[str, str | KafkaTopic]       # input alias → file or folder, or a topic
@@ -44,9 +49,9 @@ class RunOptions:
     output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
     kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
     kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
-    # "auto": a source's step runs as native Spark operators where it can (native_step.py),
-    # fixed at a checkpoint's first run; "general": always the Python step (runtime/step.py)
-    step: str = "auto"
+    # "native": a source's step runs as Spark operators where it can (native_step.py), fixed
+    # at a checkpoint's first run; "general": always the Python step (runtime/step.py)
+    step: str = DEFAULT_STEP
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

@@ -151,7 +151,7 @@ def compare(spark, names: list[str], events: int, files: int) -> None:
                         "asaql general step": lambda src, out: asaql_query(
                             spark, name, src, table, out, "general"),
                         "asaql native step": lambda src, out: asaql_query(
-                            spark, name, src, table, out, "auto")}
+                            spark, name, src, table, out, "native")}
             for label, function in variants.items():
                 tag = label.replace(" ", "-")
                 start = timed(function, small, work / f"{name}-{tag}-small")
@@ -180,7 +180,7 @@ def state_growth(spark, events: int) -> None:
 
 def scaling(events: int, devices: int) -> None:
     """The tumbling query in fresh processes on local[1] and local[2], for each step."""
-    for step in ("general", "auto"):
+    for step in ("general", "native"):
         seconds = {}
         for master in ("local[1]", "local[2]"):
             result = subprocess.run(
@@ -190,7 +190,7 @@ def scaling(events: int, devices: int) -> None:
             seconds[master] = float(result.stdout.strip().splitlines()[-1])
             print(f"  {step} step, {master}: query {seconds[master]:.2f} s", flush=True)
         print(f"{QUERY_OF_SCALING}, no PARTITION BY, {events:,} events, {devices:,} devices, "
-              f"{'native' if step == 'auto' else 'general'} step: local[2] is "
+              f"{step} step: local[2] is "
               f"{seconds['local[1]'] / seconds['local[2]']:.2f}x faster than local[1]",
               flush=True)
 
@@ -217,7 +217,7 @@ def main() -> None:
     parser.add_argument("--state", action="store_true", help="state rows as the input grows")
     parser.add_argument("--devices", type=int, default=100)
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--step", default="auto", help=argparse.SUPPRESS)
+    parser.add_argument("--step", default="native", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.events, args.devices, args.step)

@@ -11,6 +11,7 @@ from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
 from asaql.locations import local_path
+from asaql.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import is_project, read_project
 
@@ -72,12 +73,15 @@ Example:
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--local", is_flag=True,
               help="A project: read every input from its local stand-in (Inputs/local_*.json).")
+@click.option("--step", type=click.Choice(["native", "general"]), default=None,
+              help="The stateful step of a new checkpoint: native (Spark operators, where it "
+                   "covers the query) or general (Python). Default: " + DEFAULT_STEP + ".")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
         output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
         checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
-        references, local,
+        references, local, step,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -130,7 +134,8 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
                          kafka_start=start_position(start), output_keys=given.partition_keys,
                          max_events_per_trigger=max_events_per_trigger,
                          output_formats=given.output_formats,
-                         kafka_group=kafka_group, kafka_connector=kafka_connector)
+                         kafka_group=kafka_group, kafka_connector=kafka_connector,
+                         step=step or DEFAULT_STEP)
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()

@@ -231,7 +231,7 @@ def _native_folder(folder: str, options) -> str | None:
     at a checkpoint's first run: a resumed run takes the native step only if its state is
     there (an older checkpoint holds the general step's state in Spark's state store)."""
     native = os.path.join(folder, "native")
-    if getattr(options, "step", "auto") == "general":
+    if getattr(options, "step", "native") == "general":
         return None
     fresh = not any(Path(folder).glob("commits/*"))
     return native if fresh or os.path.isdir(native) else None

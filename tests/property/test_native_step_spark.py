@@ -105,7 +105,7 @@ def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path
                                                   scenario.early, scenario.action)
         compiled = compile_query(scenario.query(), policy)
         lines = {}
-        for step in ("general", "auto"):
+        for step in ("general", "native"):
             outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
             run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
                                      errors_path=str(work / f"{step}-errors.jsonl"),
@@ -113,7 +113,7 @@ def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path
                 spark=spark)
             lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
                            for name, path in outputs.items()}
-        assert lines["auto"] == lines["general"]
-        assert (work / "auto-ck" / "source-0" / "native").is_dir()  # it took the native path
+        assert lines["native"] == lines["general"]
+        assert (work / "native-ck" / "source-0" / "native").is_dir()  # it took the native path
     finally:
         shutil.rmtree(work, ignore_errors=True)
