@@ -38,6 +38,11 @@ from asaql.spark.shipping import ship_to_executors
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 
 SETTINGS_FILE = "asaql-settings.json"
+# `explain --spark`: the streaming plan ends at the step's input; the native step runs per
+# micro-batch as batch jobs of their own (operators/native_step.py).
+NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the policy as a window "
+                    "function per key, the watermarks in the driver, windows as partial aggregates "
+                    "merged with the open windows' (Spark batch jobs)\n")
 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
@@ -303,6 +308,8 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
                 text = io.StringIO()
                 with contextlib.redirect_stdout(text):
                     lowered.stream.explain()
+                if lowered.batch_step is not None:
+                    text.write(NATIVE_STEP_NOTE)
                 plans[query_label(group, index)] = text.getvalue()
     return plans
 

@@ -87,7 +87,8 @@ def test_a_failing_python_worker_is_one_message_naming_the_statement(tmp_path):
     worker = tmp_path / "worker-python"
     worker.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
     worker.chmod(0o755)
-    result = run_asaql(tmp_path, env={"PYSPARK_PYTHON": str(worker)})
+    # the general step runs in Python workers (the native step has none on the data path)
+    result = run_asaql(tmp_path, "--step", "general", env={"PYSPARK_PYTHON": str(worker)})
     stderr = assert_clear_failure(result, tmp_path, "a Python worker of Spark failed")
     assert "ModuleNotFoundError" in stderr
     assert "in the statement at query.sql:1:1 (SELECT id, v INTO out)" in stderr
