@@ -224,13 +224,17 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     payload = [known[f.name].alias(f.name) if f.name in known
                else F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
-    return parsed.select(
+    # the reason in a projection of its own, read twice below (ERROR, RAW's condition): Spark
+    # does not collapse a costly expression into a projection that uses it twice, and inlined,
+    # RAW's condition evaluated every check a second time
+    checked = parsed.select("*", error.alias("_asaql_error"))
+    return checked.select(
         *payload,
         C.FILE, C.LINE,
         F.coalesce(arrival, F.col("_asaql_mtime")).alias(C.ARRIVAL),
         F.coalesce(partition, F.lit(0).cast("bigint")).alias(C.PARTITION),
-        error.alias(C.ERROR),
-        F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
+        F.col("_asaql_error").alias(C.ERROR),
+        F.when(F.col("_asaql_error").isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
