@@ -29,7 +29,7 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
-from asaql.spark.records import (ARRAY_PROBLEM, NOT_PARTITION, array_elements, clean_lines,
+from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements, clean_lines,
                                  filled_fields, object_keys, parse_problem, shape_problem,
                                  split_lines)
 
@@ -229,25 +229,31 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass;
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
-    error = F.when(~is_control, F.coalesce(
-        *problem, F.col(ARRAY_PROBLEM), shape_problem(text),
-        parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
-                      None if filled is None else F.col("_asaql_filled")),
-        arrival_error, partition_error))
+
+    def reason(deferred: Column | None = None) -> Column:
+        return F.when(~is_control, F.coalesce(
+            *problem, F.col(ARRAY_PROBLEM), shape_problem(text, deferred),
+            parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
+                          None if filled is None else F.col("_asaql_filled"), deferred),
+            arrival_error, partition_error))
     payload = [known[f.name].alias(f.name) if f.name in known
                else F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
-    # the reason in a projection of its own, read twice below (ERROR, RAW's condition): Spark
-    # does not collapse a costly expression into a projection that uses it twice, and inlined,
-    # RAW's condition evaluated every check a second time
-    checked = prepared.select("*", error.alias("_asaql_error"))
+    # the checks in a projection of their own, compiled with the ones before (records.DEFERRED:
+    # the rare lambdas and per-field parses left out), read twice below: Spark does not
+    # collapse a costly expression into a projection that uses it twice (inlined, RAW's
+    # condition evaluated every check a second time); then only a DEFERRED record's reason is
+    # computed with them
+    checked = prepared.select("*", reason(F.lit(DEFERRED)).alias("_asaql_first_error"))
+    first = F.col("_asaql_first_error")
+    error = F.when(first == DEFERRED, reason()).otherwise(first)
     return checked.select(
         *payload,
         C.FILE, C.LINE,
         F.coalesce(arrival, F.col("_asaql_mtime")).alias(C.ARRIVAL),
         F.coalesce(partition, F.lit(0).cast("bigint")).alias(C.PARTITION),
-        F.col("_asaql_error").alias(C.ERROR),
-        F.when(F.col("_asaql_error").isNotNull(), F.col("_asaql_text")).alias(C.RAW),
+        error.alias(C.ERROR),
+        F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
