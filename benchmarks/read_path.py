@@ -121,8 +121,9 @@ def main() -> None:
             print(f"  {name:7s} median CPU {statistics.median(cpus[name]):5.2f} s "
                   f"(min {min(cpus[name]):.2f}, max {max(cpus[name]):.2f}), median wall "
                   f"{statistics.median(walls[name]):5.2f} s")
-        print(f"  asaql / native: CPU {statistics.median(cpus['asaql']) / statistics.median(cpus['native']):.2f}×, "
-              f"wall {statistics.median(walls['asaql']) / statistics.median(walls['native']):.2f}×")
+        cpu_ratio = statistics.median(cpus["asaql"]) / statistics.median(cpus["native"])
+        wall_ratio = statistics.median(walls["asaql"]) / statistics.median(walls["native"])
+        print(f"  asaql / native: CPU {cpu_ratio:.2f}×, wall {wall_ratio:.2f}×")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -29,9 +29,9 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
-from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements, clean_lines,
-                                 filled_fields, object_keys, parse_problem, shape_problem,
-                                 split_lines)
+from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
+                                 clean_lines, filled_fields, object_keys, parse_problem,
+                                 shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000

@@ -179,10 +179,10 @@ def filled_fields(record: Column, schema: T.StructType) -> Column | None:
     lowered = [f.name.lower() for f in schema.fields]
     if len(set(lowered)) != len(lowered):
         return None
-    filled = F.lit(0)
-    for f in schema.fields:
-        filled = filled + F.when(record[f.name].isNotNull(), 1).otherwise(0)
-    return filled
+    counts = [F.when(record[f.name].isNotNull(), 1).otherwise(0) for f in schema.fields]
+    while len(counts) > 1:  # summed pairwise: a wide schema gives a shallow expression
+        counts = [a + b for a, b in zip(counts[::2], counts[1::2])] + counts[len(counts) // 2 * 2:]
+    return counts[0] if counts else F.lit(0)
 
 
 def _misfit(text: Column, schema: T.StructType) -> Column:
