@@ -11,7 +11,7 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -29,8 +29,9 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
-from asaql.spark.records import (ARRAY_PROBLEM, NOT_PARTITION, array_elements, clean_lines,
-                                 object_keys, parse_problem, shape_problem, split_lines)
+from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
+                                 clean_lines, filled_fields, object_keys, parse_problem,
+                                 shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
@@ -191,18 +192,31 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN."""
-    is_control = F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/") \
-        & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")
     lines = array_elements(lines)
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     parsed = lines.select(
-        "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
-        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))  # once: each use would parse
+        "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
+    text = F.col("_asaql_text")
+    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     names = {f.name for f in parsed_fields}
     arrival, arrival_error = _arrival_time(names)
     partition, partition_error = _partition_id(names, schema)
+    # each value the checks read is computed once, in a projection before them (compiled
+    # whole-stage: no lambda there); the line's keys only for a record the parser accepted
+    filled = filled_fields(F.col("_asaql_rec"), T.StructType(parsed_fields))
+    prepared = parsed.select(
+        "*",
+        (F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/")
+         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")).alias("_asaql_is_control"),
+        F.when(~corrupt, object_keys(text)).alias("_asaql_keys"),
+        (F.lit(None).cast("int") if filled is None else filled).alias("_asaql_filled"),
+        arrival.alias("_asaql_arrival"), partition.alias("_asaql_partition_id"))
+    arrival_error = arrival_error(F.col("_asaql_arrival"))
+    partition_error = partition_error(F.col("_asaql_partition_id"))
+    arrival, partition = F.col("_asaql_arrival"), F.col("_asaql_partition_id")
+    is_control = F.col("_asaql_is_control")
     known = {}
     if metadata:
         no_error = F.lit(None).cast("string")
@@ -212,19 +226,28 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         # gives the same)
         known = {C.ARRIVAL_FIELD: arrival, C.PARTITION_FIELD: partition,
                  PROCESSED_FIELD: F.current_timestamp()}
-    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    text = F.col("_asaql_text")
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass;
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
-    error = F.when(~is_control, F.coalesce(
-        *problem, F.col(ARRAY_PROBLEM), shape_problem(text),
-        parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys")),
-        arrival_error, partition_error))
+
+    def reason(deferred: Column | None = None) -> Column:
+        return F.when(~is_control, F.coalesce(
+            *problem, F.col(ARRAY_PROBLEM), shape_problem(text, deferred),
+            parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
+                          None if filled is None else F.col("_asaql_filled"), deferred),
+            arrival_error, partition_error))
     payload = [known[f.name].alias(f.name) if f.name in known
                else F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
                if not f.name.lower().startswith("asaql__")]
-    return parsed.select(
+    # the checks in a projection of their own, compiled with the ones before (records.DEFERRED:
+    # the rare lambdas and per-field parses left out), read twice below: Spark does not
+    # collapse a costly expression into a projection that uses it twice (inlined, RAW's
+    # condition evaluated every check a second time); then only a DEFERRED record's reason is
+    # computed with them
+    checked = prepared.select("*", reason(F.lit(DEFERRED)).alias("_asaql_first_error"))
+    first = F.col("_asaql_first_error")
+    error = F.when(first == DEFERRED, reason()).otherwise(first)
+    return checked.select(
         *payload,
         C.FILE, C.LINE,
         F.coalesce(arrival, F.col("_asaql_mtime")).alias(C.ARRIVAL),
@@ -238,28 +261,30 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
 
 
 def _arrival_time(names: set[str]):
-    """EventEnqueuedUtcTime when the record has it, else the file's modification time."""
+    """EventEnqueuedUtcTime when the record has it, else the file's modification time: the
+    value, and a function of the value's column (computed once) giving the reason it is bad."""
     if C.ARRIVAL_FIELD not in names:
-        return F.lit(None).cast("timestamp"), F.lit(None).cast("string")
+        return F.lit(None).cast("timestamp"), lambda value: F.lit(None).cast("string")
     raw = F.col(f"_asaql_rec.{C.ARRIVAL_FIELD}")
-    value = F.try_to_timestamp(raw.cast("string"))
-    error = F.when(raw.isNotNull() & value.isNull(),
-                   F.concat(F.lit(f"{C.ARRIVAL_FIELD} '"), raw.cast("string"),
-                            F.lit("' is not a datetime")))
-    return value, error
+    return F.try_to_timestamp(raw.cast("string")), lambda value: F.when(
+        raw.isNotNull() & value.isNull(),
+        F.concat(F.lit(f"{C.ARRIVAL_FIELD} '"), raw.cast("string"),
+                 F.lit("' is not a datetime")))
 
 
 def _partition_id(names: set[str], schema: T.StructType):
+    """The record's PartitionId, and a function of its column giving the reason it is bad."""
     if C.PARTITION_FIELD not in names:
-        return F.lit(None).cast("bigint"), F.lit(None).cast("string")
+        return F.lit(None).cast("bigint"), lambda value: F.lit(None).cast("string")
     raw = F.col(f"_asaql_rec.{C.PARTITION_FIELD}")
-    value = raw.cast("bigint")
-    # 1.5 would cast to 1, and 1e30 to NULL: a partition number is a whole number, 0 or more
-    exact = F.coalesce(raw.cast("double") == value.cast("double"), F.lit(False))
-    error = F.when(raw.isNotNull() & (value.isNull() | ~exact | (value < 0)),
-                   F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
-                            F.lit(f"' {NOT_PARTITION}")))
-    return value, error
+
+    def error(value: Column) -> Column:
+        # 1.5 would cast to 1, and 1e30 to NULL: a partition number is a whole number, 0 or more
+        exact = F.coalesce(raw.cast("double") == value.cast("double"), F.lit(False))
+        return F.when(raw.isNotNull() & (value.isNull() | ~exact | (value < 0)),
+                      F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
+                               F.lit(f"' {NOT_PARTITION}")))
+    return raw.cast("bigint"), error
 
 
 def record_address(file: str, position: int) -> dict:

@@ -106,39 +106,83 @@ ELEMENT = "_asaql_element"  # the record's index in its Kafka message (CSV, Avro
 ARRAY_PROBLEM = "_asaql_array_problem"
 
 
-def shape_problem(text: Column) -> Column:
+def shape_problem(text: Column, deferred: Column | None = None) -> Column:
     """The reason a line is not one JSON object as ASA reads it, found from its text alone;
-    NULL for a line that may be one (the JSON parser then has its say)."""
-    stripped = F.ltrim(text)
+    NULL for a line that may be one (the JSON parser then has its say). `deferred`: what to give
+    instead of a reason found by a walk over the brackets (a lambda, which keeps Spark from
+    compiling the whole projection: see DEFERRED)."""
+    # each test is guarded by one a good line fails at once: a '{' first (no copy without the
+    # leading spaces), no bracket after the first character (no count of them)
+    depth = F.when(_depth(text) > MAX_DEPTH, F.lit(f"nested deeper than {MAX_DEPTH} levels"))
     return (
         F.when(text.contains(REPLACEMENT)
                & F.regexp_replace(text, _STRING, '""').contains(REPLACEMENT),
                F.lit("invalid UTF-8 outside a string"))
-        .when(~stripped.startswith("{"),
+        .when(~text.startswith("{") & ~F.ltrim(text).startswith("{"),
               F.lit("not a JSON object (an array, a number, a string, true, false or null)"))
-        .when(_bracket_count(text) > MAX_DEPTH,
-              F.when(_depth(text) > MAX_DEPTH,
-                     F.lit(f"nested deeper than {MAX_DEPTH} levels")))
+        .when(_many_brackets(text) & (_bracket_count(text) > MAX_DEPTH),
+              depth if deferred is None else deferred)
     )
 
 
-def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Column) -> Column:
+DEFERRED = "\u0000deferred"
+"""A reason not computed yet: the checks run first without the rare expressions Spark cannot
+compile (higher-order functions with lambdas, a parse per field), which keep a whole projection
+out of whole-stage code generation; a record given DEFERRED has its reason computed again with
+them (asaql/spark/io.py). An exact detour: the rare expression is replaced where it would have
+been evaluated, so a record that never reaches one gets the same reason either way."""
+
+
+def _many_brackets(text: Column) -> Column:
+    """Whether the line may hold more than MAX_DEPTH opening brackets: then it has a bracket
+    after its first character (a scan: a flat record has none) and more than half as many '{'
+    or '['. Counted by Java's split of one character, with a limit (`_bracket_count` copies the
+    line twice; `substring_index` compares bytes one call per position: each cost 3× more)."""
+    half = MAX_DEPTH // 2 + 1
+    return (text.contains("[") | F.substring(text, 2, 2**31 - 1).contains("{")) \
+        & ((F.size(F.split(text, "\\{", half + 1)) > half)
+           | (F.size(F.split(text, "\\[", half + 1)) > half))
+
+
+def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Column,
+                  filled: Column | None = None, deferred: Column | None = None) -> Column:
     """The reason for a line the JSON parser refused (`corrupt`, with `schema`) or accepted too
     kindly. `keys`: a column of the line's `object_keys`, computed once before (each use of
-    the expression here would parse the line again)."""
+    the expression here would parse the line again). `filled`: how many fields of `schema` the
+    parser filled (non-NULL), when the schema has one field per name ignoring case (see
+    `filled_fields`): each was filled by a key of its own name, so a line with no more keys
+    than that has none twice, and its keys are not compared (the common line: every key known,
+    no NULL). `deferred`: as for shape_problem, instead of naming a misfit field or the
+    repeated key."""
     lowered = _lower_all(keys)
+    repeated = F.concat(
+        F.lit("duplicate key '"),
+        F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
+        F.lit("'"))
+    unexplained = F.size(keys) > 1 if filled is None else \
+        (F.size(keys) > 1) & (F.size(keys) > filled)
     return (
         F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
                F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
         .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
-        .when(corrupt, _misfit(text, schema))
-        .when((F.size(keys) > 1) & (F.size(keys) != F.size(F.array_distinct(lowered))), F.concat(
-            F.lit("duplicate key '"),
-            F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
-            F.lit("'")))
-        .when(~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
+        .when(corrupt, _misfit(text, schema) if deferred is None else deferred)
+        .when(unexplained & (F.size(keys) != F.size(F.array_distinct(lowered))),
+              repeated if deferred is None else deferred)
+        .when(~text.endswith("}") & ~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
               F.lit("text after the JSON object"))
     )
+
+
+def filled_fields(record: Column, schema: T.StructType) -> Column | None:
+    """How many top-level fields of the parsed `record` are not NULL (for `parse_problem`); None
+    when the schema has a name twice ignoring case (two fields could then be one key's)."""
+    lowered = [f.name.lower() for f in schema.fields]
+    if len(set(lowered)) != len(lowered):
+        return None
+    counts = [F.when(record[f.name].isNotNull(), 1).otherwise(0) for f in schema.fields]
+    while len(counts) > 1:  # summed pairwise: a wide schema gives a shallow expression
+        counts = [a + b for a, b in zip(counts[::2], counts[1::2])] + counts[len(counts) // 2 * 2:]
+    return counts[0] if counts else F.lit(0)
 
 
 def _misfit(text: Column, schema: T.StructType) -> Column:
