@@ -89,7 +89,8 @@ def native_query(spark, name: str, source: Path, table: Path, out: Path):
 
 
 def asaql_query(spark, name: str, source: Path, table: Path, out: Path, step: str):
-    compiled = compile_query(QUERIES[name], EventOrderingPolicy.from_options("5s", "2s"))
+    compiled = compile_query(QUERIES[name], EventOrderingPolicy.from_options("5s", "2s"),
+                             ("Devices",) if name == "reference" else ())
     options = RunOptions(inputs={"input": str(source)}, outputs={"output": str(out)},
                          errors_path=f"{out}-errors.jsonl", checkpoint=f"{out}-ck",
                          references={"Devices": str(table)} if name == "reference" else {},
