@@ -61,7 +61,7 @@ def write_json_array(rows_file: Path, target: Path) -> None:
     """The rows of a JSON-lines file as one JSON array, one row per line."""
     lines = _lines(rows_file)
     text = "[\n" + ",\n".join(lines) + ("\n" if lines else "") + "]\n"
-    _replace(target, text.encode("utf-8"))
+    replace_file(target, text.encode("utf-8"))
 
 
 def write_parquet(rows_file: Path, target: Path, columns: Columns | None) -> None:
@@ -91,7 +91,7 @@ def write_parquet(rows_file: Path, target: Path, columns: Columns | None) -> Non
         fields.append(pa.field(name, array.type))
     buffer = io.BytesIO()
     pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), buffer)
-    _replace(target, buffer.getvalue())
+    replace_file(target, buffer.getvalue())
 
 
 def _arrow_types() -> dict:
@@ -121,7 +121,7 @@ def _lines(rows_file: Path) -> list[str]:
     return [line for line in text.split("\n") if line.strip()]
 
 
-def _replace(target: Path, data: bytes) -> None:
+def replace_file(target: Path, data: bytes) -> None:
     """Written aside, then renamed: a reader sees the old file or the new one, whole."""
     target.parent.mkdir(parents=True, exist_ok=True)
     aside = target.with_name(f".{target.name}.asaql-tmp")

@@ -24,7 +24,6 @@ general step.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.core.windows import HoppingWindow
+from asaql.output_formats import replace_file
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, key_watermarks
@@ -99,24 +99,21 @@ class NativeStep:
     def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
         """The state after the newest micro-batch before `batch_id` (a replay of `batch_id`
         starts from there), and that micro-batch's id."""
-        ids = sorted(int(p.stem.split("-")[1]) for p in self.folder.glob("state-*.json"))
+        ids = sorted(_batch_of(p) for p in self.folder.glob("state-*.json"))
         before = [i for i in ids if i < batch_id]
         if not before:
             return NativeState(), None
         return NativeState.load((self.folder / f"state-{before[-1]}.json").read_text()), before[-1]
 
     def _save(self, state: NativeState, batch_id: int) -> None:
-        temporary = self.folder / f".state-{batch_id}.tmp"
-        temporary.write_text(state.dump())
-        os.replace(temporary, self.folder / f"state-{batch_id}.json")
-        for old in self.folder.glob("state-*.json"):
-            number = int(old.stem.split("-")[1])
+        replace_file(self.folder / f"state-{batch_id}.json", state.dump().encode("utf-8"))
+        for old in (*self.folder.glob("state-*.json"), *self.folder.glob("open-*")):
+            number = _batch_of(old)
             if number < batch_id - KEEP_STATES or number > batch_id:
-                old.unlink()
-        for old in self.folder.glob("open-*"):
-            number = int(old.name.split("-")[1])
-            if number < batch_id - KEEP_STATES or number > batch_id:
-                shutil.rmtree(old, ignore_errors=True)
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    old.unlink()
 
     def _open_path(self, batch_id: int, statement: int) -> Path:
         return self.folder / f"open-{batch_id}-{statement}"
@@ -416,6 +413,11 @@ def with_key_values(frame: DataFrame, key: str, name: str, values: dict,
         list(known.items()), T.StructType([T.StructField("_k", T.StringType()),
                                            T.StructField(name, T.LongType())]))
     return frame.join(F.broadcast(table), frame[key] == table["_k"], "left").drop("_k")
+
+
+def _batch_of(path: Path) -> int:
+    """The micro-batch of a state file or open-windows folder (state-B.json, open-B-S)."""
+    return int(path.name.split(".")[0].split("-")[1])
 
 
 def _advance_clock(clocks: dict, bucket: int, value: int) -> None:
