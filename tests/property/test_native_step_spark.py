@@ -26,8 +26,8 @@ from asaql.compiler import compile_query
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runner import RunOptions, run
 from asaql.spark.operators import native_step
-from spark_harness import canonical, property_settings, replayed, same_value
-from test_policy_spark import Scenario, reference
+from spark_harness import property_settings, replayed, same_value
+from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference
 from test_policy_spark import scenarios as policy_scenarios
 
 # a third of the general step's count: its cases run in every scope and window kind there
@@ -76,15 +76,7 @@ def test_native_step_matches_the_references_whatever_the_micro_batches(scenario,
             assert (row["n"], row["first"], row["last"], row["total"]) == \
                 (len(seqs), min(seqs), max(seqs), sum(seqs))
             assert same_value(row["mean"], sum(seqs) / len(seqs))
-        for out in (out_a, out_b):  # window rows in System.Timestamp order per watermark key
-            last: dict = {}
-            for row in out["windows"]:
-                key = {"combined": "*", "partition": row.get("PartitionId"),
-                       "substream": tuple(row[c] for c in scenario.over)}[scenario.scope]
-                assert row["WindowEnd"] >= last.get(key, row["WindowEnd"])
-                last[key] = row["WindowEnd"]
-        for name in ("events", "windows"):
-            assert canonical(out_b[name]) == canonical(out_a[name])
+        assert_ordered_and_repeatable(scenario, out_a, out_b)
 
 
 @property_settings(max(EXAMPLES // 4, 5))

@@ -182,14 +182,20 @@ def test_spark_matches_the_references_whatever_the_micro_batches(scenario, spark
         assert sorted(got) == sorted(windows)
         for row in out_a["windows"]:
             assert (row["n"], row["first"]) == (len(row["seqs"]), min(row["seqs"]))
-        # (3) window rows in System.Timestamp order per watermark key
-        for out in (out_a, out_b):
-            last: dict = {}
-            for row in out["windows"]:
-                key = {"combined": "*", "partition": row.get("PartitionId"),
-                       "substream": tuple(row[c] for c in scenario.over)}[scenario.scope]
-                assert row["WindowEnd"] >= last.get(key, row["WindowEnd"])
-                last[key] = row["WindowEnd"]
-        # (4) micro-batch boundaries change nothing
-        for name in ("events", "windows"):
-            assert canonical(out_b[name]) == canonical(out_a[name])
+        # (3) window rows in System.Timestamp order per watermark key; (4) micro-batch
+        # boundaries change nothing
+        assert_ordered_and_repeatable(scenario, out_a, out_b)
+
+
+def assert_ordered_and_repeatable(scenario: Scenario, out_a: dict, out_b: dict) -> None:
+    """Window rows in System.Timestamp order per watermark key in both runs, and the same rows
+    whatever the micro-batches."""
+    for out in (out_a, out_b):
+        last: dict = {}
+        for row in out["windows"]:
+            key = {"combined": "*", "partition": row.get("PartitionId"),
+                   "substream": tuple(row[c] for c in scenario.over)}[scenario.scope]
+            assert row["WindowEnd"] >= last.get(key, row["WindowEnd"])
+            last[key] = row["WindowEnd"]
+    for name in ("events", "windows"):
+        assert canonical(out_b[name]) == canonical(out_a[name])
