@@ -184,11 +184,18 @@ class _Parser(ExpressionParser):
         return self.checked(build.select_item, expr, alias, self.span(first, self.i - 1))
 
     def optional_alias(self):
-        """`[AS] name`, or None when no name follows."""
-        if self.kinds[self.i] == "AS":
-            self.i += 1
-            return self.name()
-        return self.name() if self.kinds[self.i] in NAME_KINDS else None
+        """`[AS] name` or `[AS] 'name'`, or None when no name follows (`TIMESTAMP BY` is
+        not an alias named Timestamp)."""
+        kinds, i = self.kinds, self.i
+        if kinds[i] == "AS":
+            i = self.i = i + 1
+        elif kinds[i] == "TIMESTAMP" and kinds[i + 1] == "BY" or \
+                kinds[i] not in NAME_KINDS and kinds[i] != "STRING":
+            return None
+        if kinds[i] == "STRING":
+            self.i = i + 1
+            return self.checked(build.string_name, self.texts[i], self.span(i, i))
+        return self.name()
 
     # ------------------------------------------------------------ sources, joins, applies
     def source(self) -> ast.InputSource:

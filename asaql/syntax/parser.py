@@ -20,7 +20,8 @@ from asaql.syntax.positions import LineIndex
 
 # Terminals that can start an expression; when most of them are expected, say "an expression".
 _EXPRESSION_START = {
-    "IDENT", "BRACKET_IDENT", "INT", "FLOAT", "STRING", "NULL", "LPAR", "MINUS", "PLUS", "TILDE",
+    "IDENT", "BRACKET_IDENT", "QUOTED_IDENT", "INT", "FLOAT", "STRING", "NULL", "LPAR", "MINUS",
+    "PLUS", "TILDE",
     "CAST", "TRY_CAST", "CASE", "NOT", "LEFT",
 }
 # Terminals that would only continue the expression just read: noise next to a missing clause.
@@ -35,7 +36,8 @@ _PUNCTUATION = {
     "LPAR": "(", "RPAR": ")", "COMMA": ",", "DOT": ".", "SEMICOLON": ";",
 }
 _WORDS = {
-    "IDENT": "a name", "BRACKET_IDENT": "a name", "INT": "an integer", "FLOAT": "a number",
+    "IDENT": "a name", "BRACKET_IDENT": "a name", "QUOTED_IDENT": "a name", "INT": "an integer",
+    "FLOAT": "a number",
     "STRING": "a string", "OVER_CALL": "OVER", "$END": "end of query",
 }
 _MAX_LISTED = 6
@@ -211,8 +213,13 @@ def _unexpected_character(error: UnexpectedCharacters, text: str) -> QuerySyntax
 
 def _expected(names) -> str:
     names = set(names)
+    if "IDENT" in names and "PARTITION" not in names:
+        # TIMESTAMP is a name here ("a name" says it); beside PARTITION it starts TIMESTAMP BY
+        names.discard("TIMESTAMP")
     if {"IDENT", "INT", "STRING"} <= names:  # an operand may start here: one phrase for them all
         names = (names - _EXPRESSION_START) | {"<expression>"}
+    if "IDENT" in names:
+        names.discard("STRING")  # an alias written 'as a string' is still "a name"
     if names - _CONTINUATION:
         names -= _CONTINUATION
     words = sorted({_describe(name) for name in names}, key=_order)

@@ -187,7 +187,27 @@ def test_column_references_and_brackets():
 def test_system_timestamp_spellings():
     for text in ("System.Timestamp()", "System.Timestamp", "system.TIMESTAMP ( )", "SYSTEM . timestamp"):
         assert expr(text) == ast.SystemTimestamp()
-    assert "System.Timestamp" in syntax_error("SELECT Foo.Timestamp FROM i").message
+    # Timestamp is not reserved (as in ASA): elsewhere it is a field's name
+    assert expr("Foo.Timestamp") == col("Foo", "Timestamp")
+    assert expr("Timestamp") == col("Timestamp")
+    assert expr("[System].Timestamp") == ast.ColumnRef(
+        parts=(ast.Identifier(name="System", bracketed=True), ast.Identifier(name="Timestamp")))
+
+
+def test_quoted_names_and_string_aliases():
+    quoted = parse('SELECT "a b" AS "x""y", c \'d e\' FROM "in" Timestamp').statements[0]
+    assert quoted.items[0].expr == ast.ColumnRef(parts=(ast.Identifier(name="a b", bracketed=True),))
+    assert quoted.items[0].alias == ast.Identifier(name='x"y', bracketed=True)
+    assert quoted.items[1].alias == ast.Identifier(name="d e", bracketed=True)
+    assert quoted.source.alias == ast.Identifier(name="Timestamp")
+    assert quoted.source.timestamp_by is None
+
+
+def test_field_of_a_parenthesised_expression():
+    assert expr("(LAG(x) OVER (LIMIT DURATION(minute, 1))).a.b") == ast.MemberAccess(
+        operand=call("LAG", col("x"), over=ast.OverClause(limit_duration=call(
+            "DURATION", col("minute"), lit(1)))),
+        parts=(ast.Identifier(name="a"), ast.Identifier(name="b")))
 
 
 def test_cast_and_try_cast():
