@@ -199,12 +199,13 @@ class TimestampBy(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputSource(Node):
-    """One input in FROM: `name [AS alias] [TIMESTAMP BY …] [PARTITION BY col]`."""
+    """One input in FROM: `name [AS alias] [TIMESTAMP BY …] [PARTITION BY col [INTO n]]`."""
 
     name: Identifier
     alias: Identifier | None = None
     timestamp_by: TimestampBy | None = None
     partition_by: ColumnRef | None = None
+    shard_count: int | None = None  # PARTITION BY … INTO n
 
     @property
     def reference_name(self) -> Identifier:

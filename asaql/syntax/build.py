@@ -120,7 +120,9 @@ class AstBuilder(Transformer_NonRecursive):
         return ast.TimestampBy(expr=expr, over=columns or (), span=span_of(meta))
 
     def partition_by(self, meta, children):
-        return children[0]
+        column, shards = children
+        return partition_option(column, None if shards is None else str(shards),
+                                None if shards is None else token_span(shards))
 
     def column_list(self, meta, children):
         return tuple(children)
@@ -321,17 +323,25 @@ def select_item(expr, alias, span: Span) -> ast.SelectItem:
     return ast.SelectItem(expr=expr, alias=alias, span=span)
 
 
+def partition_option(column, shards: str | None, span: Span | None):
+    """PARTITION BY's column and INTO's shard count (None when not given)."""
+    if shards is not None and int(shards) < 1:
+        raise QuerySyntaxError("syntax error: PARTITION BY … INTO takes a shard count of 1 or "
+                               "more", span)
+    return column, None if shards is None else int(shards)
+
+
 def input_source(name, alias, options, span: Span) -> ast.InputSource:
-    timestamp_by = partition_by = None
+    timestamp_by = partition_by = shards = None
     for option in options:
         if isinstance(option, ast.TimestampBy):
             _refuse_repeat(timestamp_by, option, "TIMESTAMP BY")
             timestamp_by = option
         else:
-            _refuse_repeat(partition_by, option, "PARTITION BY")
-            partition_by = option
+            _refuse_repeat(partition_by, option[0], "PARTITION BY")
+            partition_by, shards = option
     return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
-                           partition_by=partition_by, span=span)
+                           partition_by=partition_by, shard_count=shards, span=span)
 
 
 def is_system_timestamp(parts) -> bool:

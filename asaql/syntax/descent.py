@@ -224,7 +224,13 @@ class _Parser(ExpressionParser):
             elif kind == "PARTITION":
                 self.i += 1
                 self.expect("BY")
-                options.append(self.column_ref())
+                column = self.column_ref()
+                shards = span = None
+                if kinds[self.i] == "INTO" and kinds[self.i + 1] == "INT":
+                    shards, span = self.texts[self.i + 1], self.span(self.i + 1, self.i + 1)
+                    self.i += 2
+                options.append(self.checked(build.partition_option, column, shards, span)
+                               or (column, None))
             else:
                 break
         return self.checked(build.input_source, name, alias, options, self.span(first, self.i - 1))

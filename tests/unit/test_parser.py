@@ -345,3 +345,11 @@ def test_match_recognize_is_reported_as_not_supported_yet_at_its_position():
         parse("SELECT *\nFROM i\n  MATCH_RECOGNIZE (PARTITION BY a PATTERN (A) DEFINE A AS a > 1) AS m")
     assert "MATCH_RECOGNIZE is not supported yet" in str(info.value)
     assert (info.value.span.line, info.value.span.column) == (3, 3)
+
+
+def test_repartition_with_shard_count():
+    source = parse("SELECT * FROM input PARTITION BY DeviceId INTO 10").statements[0].source
+    assert source.partition_by == col("DeviceId") and source.shard_count == 10
+    assert parse("SELECT * FROM i PARTITION BY PartitionId").statements[0].source.shard_count is None
+    error = syntax_error("SELECT * FROM input PARTITION BY DeviceId INTO 0")
+    assert "shard count" in error.message and (error.span.line, error.span.column) == (1, 48)
