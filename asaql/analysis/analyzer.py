@@ -8,7 +8,7 @@ import dataclasses
 from asaql.analysis.analytics import contains_analytic, is_analytic
 from asaql.analysis.binder import Binder, bind_columns
 from asaql.analysis.from_clause import bind_laterals, check_stream_join
-from asaql.analysis.group_by import GroupByBinder, check_progress_keys
+from asaql.analysis.group_by import GroupByBinder, check_progress_keys, groups_partition_id
 from asaql.analysis.joins import StreamJoin
 from asaql.analysis.stages import (
     QueryContext, check_stage_scope, split_aggregation, split_analytics, stage_name, stage_view,
@@ -272,9 +272,12 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
                         analytics=True) if s.where is not None else None
     statements = []
     for aggregation, columns in GroupByBinder(binder, s).bind():
-        check_progress_keys(aggregation, step.over, partitioned, s.group_by)
+        # Over a PARTITION BY PartitionId step, a GROUP BY without PartitionId (and without a
+        # PARTITION BY of its own) combines the partitions, as ASA does from level 1.2.
+        per_partition = is_partitioned(source) or partitioned and groups_partition_id(aggregation)
+        check_progress_keys(aggregation, step.over, per_partition, s.group_by)
         statements.append(dataclasses.replace(
-            step, output=output, partition_by_partition_id=partitioned,
+            step, output=output, partition_by_partition_id=per_partition,
             where=conjunction(step.where, where), columns=columns, laterals=laterals,
             aggregation=aggregation, span=s.span))
     return tuple(statements)

@@ -109,3 +109,24 @@ def test_join_errors():
 def test_star_with_a_reference_join_adds_its_fields():
     [s] = compile_with("SELECT *, r.* FROM i JOIN Ref r ON i.a = r.a").statements
     assert [getattr(c, "alias", "?") for c in s.columns] == [None, "r", "r"]
+
+
+def test_group_by_over_a_partitioned_step_combines_partitions_unless_it_groups_them():
+    step = "WITH s AS (SELECT PartitionId, v FROM input PARTITION BY PartitionId) "
+    combined = compile_query(step + "SELECT SUM(v) AS t INTO o FROM s "
+                                    "GROUP BY TumblingWindow(second, 5)").statements
+    assert [st.partition_by_partition_id for st in combined] == [False]
+    per_partition = compile_query(step + "SELECT PartitionId, SUM(v) AS t INTO o FROM s "
+                                         "GROUP BY PartitionId, TumblingWindow(second, 5)")
+    assert [st.partition_by_partition_id for st in per_partition.statements] == [True]
+    # a PARTITION BY of its own still needs PartitionId in GROUP BY
+    assert "GROUP BY must include PartitionId" in error(
+        "SELECT SUM(v) AS t INTO o FROM input PARTITION BY PartitionId "
+        "GROUP BY TumblingWindow(second, 5)").message
+
+
+def test_repartition_by_another_column_reads_one_stream():
+    statements = compile_query("WITH r AS (SELECT * FROM input PARTITION BY DeviceId INTO 4) "
+                               "SELECT DeviceId, COUNT(*) AS n INTO o FROM r "
+                               "GROUP BY DeviceId, TumblingWindow(second, 5)").statements
+    assert [st.partition_by_partition_id for st in statements] == [False]
