@@ -256,8 +256,26 @@ class WithStep(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnDefinition(Node):
+    """`name type` in CREATE TABLE; `type_name` as CAST writes it ('nvarchar(max)', …)."""
+
+    name: Identifier
+    type_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTable(Node):
+    """`CREATE TABLE input (column type, …)`: the schema of an input's events."""
+
+    name: Identifier
+    columns: tuple[ColumnDefinition, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Query(Node):
-    """A whole job query: optional WITH steps, then one or more SELECT statements."""
+    """A whole job query: CREATE TABLE declarations, optional WITH steps, then one or more
+    SELECT statements."""
 
     steps: tuple[WithStep, ...]
     statements: tuple[SelectStatement, ...]
+    tables: tuple[CreateTable, ...] = ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureE
 from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
+from asaql.syntax.create_table import leading_tables
 from asaql.syntax.descent import Declined, parse_tokens
 from asaql.syntax.grammar import parser
 from asaql.syntax.lexer import Tokens
@@ -47,7 +49,10 @@ def parse(text: str) -> ast.Query:
     """Parse one job query (optional WITH steps, then SELECT statements). Line ends may be
     LF, CRLF or CR: positions count each as one line end."""
     text = normalize_newlines(text)
-    return parse_slice(LineIndex(text), 0, len(text))
+    lines = LineIndex(text)
+    tables, start = leading_tables(text, lines.starts, 0, len(text))
+    query = parse_slice(lines, start, len(text))
+    return dataclasses.replace(query, tables=tables) if tables else query
 
 
 def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
