@@ -188,7 +188,9 @@ def _(node: E.UnaryOp, scope: Scope) -> Column:
     if node.op == "-":
         return -operand
     if node.op == "~":
-        return F.bitwise_not(operand)
+        if isinstance(scope.type_of(operand), T.BooleanType):
+            return ~operand  # ~ of a bit is a bit
+        return F.bitwise_not(_as_bigint(operand, scope))
     return operand
 
 
@@ -199,7 +201,35 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
     if node.op in _COMPARISONS:
         left, right = _as_numbers_if_mixed(left, right, scope)
+    if node.op in _BITWISE:
+        return _bitwise(node.op, left, right, scope)
     return _BINARY[node.op](left, right)
+
+
+_BITWISE = {"&": "AND", "|": "OR", "^": "XOR"}
+
+
+def _bitwise(op: str, left: Column, right: Column, scope: Scope) -> Column:
+    """T-SQL's bitwise operators: two bits give a bit; otherwise both sides as bigints (a bit
+    is 0 or 1, text that is a whole number converts, anything else gives NULL)."""
+    if all(isinstance(scope.type_of(side), T.BooleanType) for side in (left, right)):
+        return left & right if op == "&" else left | right if op == "|" else left != right
+    return _BINARY[op](_as_bigint(left, scope), _as_bigint(right, scope))
+
+
+def _as_bigint(value: Column, scope: Scope) -> Column:
+    kind = scope.type_of(value)
+    if kind is None:  # not known here (inside a Spark lambda): as it is
+        return value
+    if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return value.cast("bigint")
+    if isinstance(kind, T.BooleanType):
+        return value.cast("bigint")
+    if isinstance(kind, (T.FloatType, T.DoubleType, T.DecimalType)):
+        return F.when(value == F.floor(value), value.cast("bigint"))
+    if isinstance(kind, T.StringType):
+        return F.trim(value).try_cast("bigint")
+    return F.lit(None).cast("bigint")
 
 
 _COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
