@@ -43,7 +43,7 @@ def analyze(query: ast.Query, references=frozenset(),
         try:
             return action()
         except AsaqlError as error:
-            errors.append(error)
+            errors.extend((error, *error.also))
             if key is not None:
                 broken.add(key)
             return None

@@ -13,20 +13,28 @@ from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ReferenceJoin
 from asaql.analysis.statements import LATER, AllFields, BoundStatement, OutputColumn
 from asaql.analysis.windows import is_multiple_windows, is_window_call
-from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
+from asaql.errors import AsaqlError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError
 from asaql.syntax import ast
 
 
 def bind_columns(items, binder: "Binder") -> tuple:
     columns: list = []
     seen: dict[str, ast.Node] = {}
+    failures: list[AsaqlError] = []
     for position, item in enumerate(items, start=1):
-        if isinstance(item.expr, ast.Star):
-            columns.extend(binder.star_columns(item.expr.qualifier))
-            continue
-        name = column_name(item, position)
-        check_unique(name, item, seen)
-        columns.append(OutputColumn(name, binder.bind(item.expr, analytics=True)))
+        try:  # each column on its own: one pass of `asaql check` finds every broken one
+            if isinstance(item.expr, ast.Star):
+                columns.extend(binder.star_columns(item.expr.qualifier))
+                continue
+            name = column_name(item, position)
+            check_unique(name, item, seen)
+            columns.append(OutputColumn(name, binder.bind(item.expr, analytics=True)))
+        except AsaqlError as error:
+            failures.extend((error, *error.also))
+    if failures:
+        first = failures[0]
+        first.also = tuple(failures[1:])
+        raise first
     return tuple(columns)
 
 

@@ -130,3 +130,15 @@ def test_repartition_by_another_column_reads_one_stream():
                                "SELECT DeviceId, COUNT(*) AS n INTO o FROM r "
                                "GROUP BY DeviceId, TumblingWindow(second, 5)").statements
     assert [st.partition_by_partition_id for st in statements] == [False]
+
+
+def test_check_reports_every_broken_column_of_a_statement():
+    from asaql.diagnose import check_query
+
+    report = check_query("SELECT nosuch(a) AS x, b AS y, FOO(c) AS z, b AS y\n"
+                         "INTO o FROM input TIMESTAMP BY t")
+    assert [(d.span.line, d.span.column) for d in report.errors] == [(1, 8), (1, 32), (1, 50)]
+    assert "used twice" in report.errors[-1].message
+    with pytest.raises(UnknownNameError) as first:  # a run stops at the first
+        compile_query("SELECT nosuch(a) AS x, FOO(c) AS z INTO o FROM input")
+    assert first.value.span.column == 8 and len(first.value.also) == 1

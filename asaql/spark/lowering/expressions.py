@@ -97,10 +97,7 @@ class Scope:
             # ASA is schema-on-read: a field no record has is NULL, not an error.
             self.warn_missing(".".join(node.path), node.span)
             return F.lit(None)
-        column = F.col(f"`{head.name}`")
-        for part in node.path[1:]:
-            column = column.getField(part)
-        return column
+        return field_path(F.col(f"`{head.name}`"), node.path[1:], head.dataType)
 
     def warn_missing(self, name: str, span, source: str = "input record") -> None:
         if name not in self.warned:
@@ -140,16 +137,31 @@ def _(node: AliasField, scope: Scope) -> Column:
         scope.warn_missing(".".join((node.alias, *node.path)), node.span, "reference data row")
         return F.lit(None)
     column = scope.aliases[node.alias]
-    for part in node.path:
-        column = column.getField(part)
-    return column
+    return field_path(column, node.path, schema if schema is not None else scope.type_of(column))
 
 
 @lower_expr.register
 def _(node: FieldAccess, scope: Scope) -> Column:
     column = lower_expr(node.operand, scope)
-    for part in node.path:
-        column = column.getField(part)
+    return field_path(column, node.path, scope.type_of(column))
+
+
+def field_path(column: Column, path, kind: T.DataType | None) -> Column:
+    """`column.a.b`: ASA reads a field a record does not have, or a field of a value that is
+    no record, as NULL (Spark would fail the query). `kind`: the column's type (None: not
+    known here, e.g. inside a Spark lambda; then Spark resolves the path)."""
+    for part in path:
+        if kind is None:
+            column = column.getField(part)
+        elif isinstance(kind, T.StructType):
+            field = next((f for f in kind.fields if f.name.lower() == part.lower()), None)
+            if field is None:
+                return F.lit(None)
+            column, kind = column.getField(field.name), field.dataType
+        elif isinstance(kind, T.MapType) and isinstance(kind.keyType, T.StringType):
+            column, kind = F.try_element_at(column, F.lit(part)), kind.valueType
+        else:
+            return F.lit(None)
     return column
 
 
