@@ -22,8 +22,12 @@ def _bet(p: float) -> float:
 
 
 def detect(function: str, values: list[float], confidence: float, history: int,
-           mode: str | None = None) -> list[tuple[float, int]]:
-    """(Score, IsAnomaly) per value, in order."""
+           mode: str | None = None, times: list[int] | None = None,
+           duration: int | None = None) -> list[tuple[float, int]]:
+    """(Score, IsAnomaly) per value, in order. With `times` and `duration` (SpikeAndDip only)
+    the history also forgets the values at or before time − duration."""
+    assert duration is None or function == "spikeanddip"
+    stamps: deque = deque()
     side = "spikesanddips" if function == "changepoint" else mode
     buffer: deque = deque()
     pairs = 0.0  # Σ over pairs of the buffer of squared distances
@@ -32,8 +36,15 @@ def detect(function: str, values: list[float], confidence: float, history: int,
     alpha = 1 - confidence / 100
     threshold = history * _bet(alpha) if alpha > 0 else math.inf
     out = []
-    for value in values:
+    for k, value in enumerate(values):
         x = float(np.float32(value))
+        if duration is not None:
+            while stamps and stamps[0] <= times[k] - duration:
+                stamps.popleft()
+                buffer.popleft()
+            kept = list(buffer)
+            pairs = sum((a - b) ** 2 for i, a in enumerate(kept) for b in kept[i + 1:])
+            stamps.append(times[k])
         n = len(buffer)
         if n == 0:
             p = 0.5
@@ -50,6 +61,8 @@ def detect(function: str, values: list[float], confidence: float, history: int,
         buffer.append(x)
         if len(buffer) > history:
             buffer.popleft()
+            if duration is not None:
+                stamps.popleft()
         full = len(buffer) == history
         if function == "spikeanddip":
             out.append((p, int(full and p <= alpha)))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -142,3 +144,19 @@ def test_events_not_fed_get_null_and_are_not_learnt():
     assert [r is None for r in results] == [not f for f in fed]
     kept = run("changepoint", [v for v, f in zip(values, fed) if f], 80, 10)
     assert [r for r in results if r is not None] == kept
+
+
+def test_the_documented_example_golden_is_the_reference():
+    """tests/golden/cases/doc_anomaly_spike_and_dip: its expected rows (written by asaql) are
+    ML.NET's detector run one event at a time over the 2-minute window."""
+    folder = Path(__file__).resolve().parents[1] / "golden" / "cases" / "doc_anomaly_spike_and_dip"
+    sent = [json.loads(line) for line in (folder / "input.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (folder / "expected.jsonl").read_text().splitlines()]
+    seconds = [int(datetime.fromisoformat(r["EventEnqueuedUtcTime"]).timestamp()) for r in sent]
+    theirs = reference.detect("spikeanddip", [r["temperature"] for r in sent], 95, 120,
+                              "spikesanddips", times=seconds, duration=120)
+    assert [r["temp"] for r in rows] == [r["temperature"] for r in sent]
+    for row, (score, alert) in zip(rows, theirs):
+        assert row["SpikeAndDipScore"] == pytest.approx(score, rel=1e-6, abs=1e-12)
+        assert row["IsSpikeAndDipAnomaly"] == alert
+    assert [k for k, r in enumerate(rows) if r["IsSpikeAndDipAnomaly"]] == [150, 175]
