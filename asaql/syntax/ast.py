@@ -50,9 +50,11 @@ class ColumnRef(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Star(Node):
-    """`*` or `alias.*` in a SELECT list."""
+    """`*`, `alias.*` or `name.field….*` (a record's fields) in a SELECT list; `path`: the
+    names after the first."""
 
     qualifier: Identifier | None = None
+    path: tuple[Identifier, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -309,10 +309,8 @@ def bracketed_name(text: str, span: Span) -> ast.Identifier:
 
 
 def qualified_star(parts, span: Span) -> ast.SelectItem:
-    if len(parts) > 1:
-        raise QuerySyntaxError("syntax error: expected `alias.*` with a single name before '.*'",
-                               span)
-    return ast.SelectItem(expr=ast.Star(qualifier=parts[0], span=span), span=span)
+    return ast.SelectItem(expr=ast.Star(qualifier=parts[0], path=tuple(parts[1:]), span=span),
+                          span=span)
 
 
 def select_item(expr, alias, span: Span) -> ast.SelectItem:

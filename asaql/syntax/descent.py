@@ -260,7 +260,12 @@ class _Parser(ExpressionParser):
                 call = self.call_rule()
                 if kinds[self.i] == "AS":
                     self.i += 1
-                alias = self.name()
+                if kinds[self.i] == "STRING":  # `AS 'name'`, as lark's alias rule reads it
+                    alias = self.checked(build.string_name, self.texts[self.i],
+                                         self.span(self.i, self.i))
+                    self.i += 1
+                else:
+                    alias = self.name()
                 out.append(ast.Apply(kind=kind, call=call, alias=alias,
                                      span=self.span(first, self.i - 1)))
             else:
