@@ -145,17 +145,6 @@ def _name_parts(text: str) -> list[str] | None:
     return parts
 
 
-def is_constant(node) -> bool:
-    """A literal, or operators and casts over literals (`-2`): known when the query compiles."""
-    if isinstance(node, ast.Literal):
-        return True
-    if isinstance(node, (ast.UnaryOp, ast.Cast)):
-        return is_constant(node.operand)
-    if isinstance(node, ast.BinaryOp):
-        return is_constant(node.left) and is_constant(node.right)
-    return False
-
-
 def _check_datepart(call: ast.FunctionCall) -> None:
     unit = call.args[0]
     if datepart_of(unit) is not None:
@@ -187,17 +176,9 @@ def _check_literal_pattern(call: ast.FunctionCall) -> None:
                                       "not supported yet", pattern.span)
 
 
-def _check_constant_length(call: ast.FunctionCall) -> None:
-    # Spark rounds to a scale known when the query compiles.
-    if not is_constant(call.args[1]):
-        raise UnsupportedFeatureError("ROUND() with a length that is not a constant is not "
-                                      "supported yet", call.args[1].span)
-
-
 _ARGUMENT_CHECKS = {
     "dateadd": _check_datepart, "datediff": _check_datepart,
     "datename": _check_datepart, "datepart": _check_datepart,
     "getmetadatapropertyvalue": _check_metadata_property,
     "patindex": _check_literal_pattern,
-    "round": _check_constant_length,
 }
