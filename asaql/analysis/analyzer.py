@@ -7,6 +7,7 @@ import dataclasses
 
 from asaql.analysis.analytics import contains_analytic, is_analytic
 from asaql.analysis.binder import Binder, bind_columns
+from asaql.analysis.functions import AGGREGATES
 from asaql.analysis.from_clause import bind_laterals, check_stream_join
 from asaql.analysis.group_by import GroupByBinder, check_progress_keys, groups_partition_id
 from asaql.analysis.joins import StreamJoin
@@ -150,9 +151,20 @@ def _column_names(statement: BoundStatement) -> list[str] | None:
     return [c.name for c in statement.columns]
 
 
+def _having_as_where(s: ast.SelectStatement) -> ast.SelectStatement:
+    """HAVING without GROUP BY and without aggregates filters the events, as WHERE does (ASA's
+    samples write it so); with aggregates it would make the whole stream one group."""
+    if s.having is None or s.group_by is not None:
+        return s
+    if any(isinstance(n, ast.FunctionCall) and n.name.key in AGGREGATES and n.over is None
+           for n in _ast_walk((s.having,))):
+        unsupported("HAVING clauses with aggregates but without GROUP BY", s.having.span)
+    where = s.having if s.where is None else ast.BinaryOp(op="AND", left=s.where,
+                                                          right=s.having, span=s.having.span)
+    return dataclasses.replace(s, where=where, having=None)
+
+
 def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
-    if s.having is not None and s.group_by is None:
-        unsupported("HAVING clauses without GROUP BY", s.having.span)
     if s.distinct:
         raise InvalidQueryError("ASA's SELECT has no DISTINCT: use COUNT(DISTINCT …) in a "
                                 "GROUP BY, or GROUP BY the columns", s.span)
@@ -164,6 +176,7 @@ def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
 def _bind_select(s: ast.SelectStatement, context: QueryContext) -> tuple[BoundStatement, ...]:
     """One SELECT (no UNION): over an input, one statement; over a step, one per branch of it."""
     _reject_unsupported_clauses(s)
+    s = _having_as_where(s)
     if s.source.name.key in context.references:
         raise InvalidQueryError(f"'{s.source.name.name}' is reference data: it can only be "
                                 "joined to a stream", s.source.name.span)

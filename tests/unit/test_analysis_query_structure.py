@@ -142,3 +142,12 @@ def test_check_reports_every_broken_column_of_a_statement():
     with pytest.raises(UnknownNameError) as first:  # a run stops at the first
         compile_query("SELECT nosuch(a) AS x, FOO(c) AS z INTO o FROM input")
     assert first.value.span.column == 8 and len(first.value.also) == 1
+
+
+def test_having_without_group_by_filters_like_where():
+    statement, = compile_query("SELECT * INTO o FROM i WHERE a > 1 HAVING t > 27").statements
+    assert statement.where == compile_query(
+        "SELECT * INTO o FROM i WHERE a > 1 AND t > 27").statements[0].where
+    with pytest.raises(UnsupportedFeatureError) as info:
+        compile_query("SELECT * INTO o FROM i HAVING COUNT(*) > 27")
+    assert "with aggregates but without GROUP BY" in info.value.message
