@@ -37,7 +37,7 @@ SIGNATURES: dict[str, tuple[int, int | None]] = {
     "coalesce": (2, ANY), "isnull": (2, 2), "nullif": (2, 2), "gettype": (1, 1), "newid": (0, 0),
     # records, arrays, input metadata
     "getrecordpropertyvalue": (2, 2), "getarrayelement": (2, 2), "getarraylength": (1, 1),
-    "getmetadatapropertyvalue": (2, 2),
+    "getmetadatapropertyvalue": (2, 2), "json_parse": (1, 1),
 }
 
 # ASA's date parts and their abbreviations (DATEADD, DATEDIFF, DATEPART, DATENAME) → the name.
@@ -66,7 +66,7 @@ _DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (d
 METADATA_PROPERTIES = {
     "eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId",
     "eventprocessedutctime": "EventProcessedUtcTime", "offset": "Offset",
-    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey"}
+    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey", "eventid": "EventId"}
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
 # GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.

@@ -160,6 +160,9 @@ def field_path(column: Column, path, kind: T.DataType | None) -> Column:
             column, kind = column.getField(field.name), field.dataType
         elif isinstance(kind, T.MapType) and isinstance(kind.keyType, T.StringType):
             column, kind = F.try_element_at(column, F.lit(part)), kind.valueType
+        elif isinstance(kind, T.VariantType):  # JSON_PARSE's value: the field, if it has one
+            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
+            column = F.try_variant_get(column, f"$['{quoted}']", "variant")
         else:
             return F.lit(None)
     return column
