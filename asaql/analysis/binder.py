@@ -142,9 +142,20 @@ class Binder:
         if self.analytics_over_step is not None:
             raise UnsupportedFeatureError(f"analytic functions over {self.analytics_over_step} "
                                           "are not supported yet", node.span, hint=LATER)
-        inner = lambda e: self.bind(e, allow_system_timestamp=False,
-                                    what=_ANALYTIC_ARGUMENTS)
+        def inner(e):
+            # the event's own System.Timestamp as the value (LAG(System.Timestamp()), or a
+            # step's column that is it): the step reads it once the policy has set it
+            bound = self.bind(e, what=_ANALYTIC_ARGUMENTS)
+            if isinstance(bound, ast.SystemTimestamp):
+                return bound
+            return self.bind(e, allow_system_timestamp=False, what=_ANALYTIC_ARGUMENTS)
+
         call = bind_analytic(node, inner, self.prefilter)
+        for part in (call.default, call.when, *call.partition_by):
+            if any(isinstance(n, ast.SystemTimestamp) for n in walk(part)):
+                raise UnsupportedFeatureError(f"System.Timestamp() in {_ANALYTIC_ARGUMENTS} "
+                                              "other than its value is not supported yet",
+                                              node.span, hint=LATER)
         if any(isinstance(n, AliasField) for n in walk(call)):
             raise InvalidQueryError(f"{node.name.name.upper()}() is evaluated before JOIN and "
                                     "APPLY: it reads the fields of the input only", node.span)
