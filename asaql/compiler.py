@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from asaql.analysis.analyzer import analyze
 from asaql.analysis.statements import BoundStatement
+from asaql.analysis.tables import declared_schemas
 from asaql.gc_pause import paused_gc
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
@@ -42,4 +43,5 @@ def compile_query(text: str, policy: EventOrderingPolicy | None = None,
     with paused_gc():  # why: asaql/gc_pause.py
         tree = parse(text)
         statements = analyze(tree, references)
-        return CompiledQuery(text, tree, statements, plan_statements(statements, policy), policy)
+        plan = plan_statements(statements, policy, declared_schemas(tree))
+        return CompiledQuery(text, tree, statements, plan, policy)

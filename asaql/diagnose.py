@@ -22,6 +22,7 @@ from asaql.analysis.laterals import ReferenceJoin
 from asaql.analysis.sample_schema import has_path, sample_fields
 from asaql.analysis.stages import is_stage
 from asaql.core.fields import child_names
+from asaql.analysis.tables import declared_schemas
 from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
 from asaql.gc_pause import paused_gc
 from asaql.plan.planner import plan_statements
@@ -93,6 +94,10 @@ def _check(text: str, samples: dict[str, str] | None,
         return report
     errors: list[AsaqlError] = []
     statements = analyze(tree, tuple(references), errors=errors)
+    try:
+        declared_schemas(tree)
+    except AsaqlError as error:
+        errors.append(error)
     report.diagnostics += [_diagnostic(e) for e in errors]
     report.functions = _functions(tree, text)
     if statements:

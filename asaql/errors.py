@@ -41,6 +41,9 @@ class AsaqlError(Exception):
         self.message = message
         self.span = span
         self.hint = hint
+        # independent errors found beside this one in the same statement (`asaql check`
+        # reports them all; a run stops at this one)
+        self.also: tuple["AsaqlError", ...] = ()
 
     def render(self, source: str | None = None, filename: str = "query.sql") -> str:
         return render_diagnostic(self.message, self.span, self.hint, source, filename)

@@ -4,6 +4,7 @@
   LAST(expr [, default])           OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
   ISFIRST(unit, n)                 OVER ([PARTITION BY …] [WHEN cond])
   COUNT/SUM/AVG/MIN/MAX/…(expr)    OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
+  AnomalyDetection_SpikeAndDip/ChangePoint(…) OVER (… LIMIT DURATION(unit, n) …) (anomaly.py)
 
 They are evaluated before WHERE, JOIN and GROUP BY of their SELECT (docs/asa-analytic-notes.md).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from asaql.analysis.anomaly import ANOMALY, LABELS, bind_anomaly
 from asaql.analysis.bound import AnalyticCall, walk
 from asaql.analysis.functions import AGGREGATES, ANALYTIC
 from asaql.analysis.windows import MAX_WINDOW_US, duration_of
@@ -27,7 +29,7 @@ def is_analytic(node) -> bool:
     (TopOne's `OVER (ORDER BY …)` is not analytic)."""
     if not isinstance(node, ast.FunctionCall):
         return False
-    if node.name.key in ANALYTIC:
+    if node.name.key in ANALYTIC or node.name.key in ANOMALY:
         return True
     over = node.over
     return node.name.key in AGGREGATES and over is not None and \
@@ -42,7 +44,7 @@ def bind_analytic(call: ast.FunctionCall, bind: Callable, prefilter=None) -> Ana
     """`bind` binds an expression of the event (and refuses analytic functions inside it);
     `prefilter` is the WHERE of the steps below the SELECT, or None."""
     name = call.name.key
-    label = call.name.name.upper()
+    label = LABELS.get(name) or call.name.name.upper()
     over = call.over
     if over is None and name == "isfirst":  # ISFIRST's OVER is optional
         over = ast.OverClause()
@@ -59,6 +61,8 @@ def bind_analytic(call: ast.FunctionCall, bind: Callable, prefilter=None) -> Ana
     if name == "isfirst":
         return _isfirst(call, over, partition_by, when)
     duration = _limit_duration(call, label)
+    if name in ANOMALY:
+        return bind_anomaly(call, label, bind, partition_by, duration, when)
     if name == "lag":
         return _lag(call, label, bind, partition_by, duration, when)
     if name == "last":

@@ -7,8 +7,9 @@ import dataclasses
 
 from asaql.analysis.analytics import contains_analytic, is_analytic
 from asaql.analysis.binder import Binder, bind_columns
+from asaql.analysis.functions import AGGREGATES
 from asaql.analysis.from_clause import bind_laterals, check_stream_join
-from asaql.analysis.group_by import GroupByBinder, check_progress_keys
+from asaql.analysis.group_by import GroupByBinder, check_progress_keys, groups_partition_id
 from asaql.analysis.joins import StreamJoin
 from asaql.analysis.stages import (
     QueryContext, check_stage_scope, split_aggregation, split_analytics, stage_name, stage_view,
@@ -43,7 +44,7 @@ def analyze(query: ast.Query, references=frozenset(),
         try:
             return action()
         except AsaqlError as error:
-            errors.append(error)
+            errors.extend((error, *error.also))
             if key is not None:
                 broken.add(key)
             return None
@@ -150,9 +151,20 @@ def _column_names(statement: BoundStatement) -> list[str] | None:
     return [c.name for c in statement.columns]
 
 
+def _having_as_where(s: ast.SelectStatement) -> ast.SelectStatement:
+    """HAVING without GROUP BY and without aggregates filters the events, as WHERE does (ASA's
+    samples write it so); with aggregates it would make the whole stream one group."""
+    if s.having is None or s.group_by is not None:
+        return s
+    if any(isinstance(n, ast.FunctionCall) and n.name.key in AGGREGATES and n.over is None
+           for n in _ast_walk((s.having,))):
+        unsupported("HAVING clauses with aggregates but without GROUP BY", s.having.span)
+    where = s.having if s.where is None else ast.BinaryOp(op="AND", left=s.where,
+                                                          right=s.having, span=s.having.span)
+    return dataclasses.replace(s, where=where, having=None)
+
+
 def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
-    if s.having is not None and s.group_by is None:
-        unsupported("HAVING clauses without GROUP BY", s.having.span)
     if s.distinct:
         raise InvalidQueryError("ASA's SELECT has no DISTINCT: use COUNT(DISTINCT …) in a "
                                 "GROUP BY, or GROUP BY the columns", s.span)
@@ -164,6 +176,7 @@ def _reject_unsupported_clauses(s: ast.SelectStatement) -> None:
 def _bind_select(s: ast.SelectStatement, context: QueryContext) -> tuple[BoundStatement, ...]:
     """One SELECT (no UNION): over an input, one statement; over a step, one per branch of it."""
     _reject_unsupported_clauses(s)
+    s = _having_as_where(s)
     if s.source.name.key in context.references:
         raise InvalidQueryError(f"'{s.source.name.name}' is reference data: it can only be "
                                 "joined to a stream", s.source.name.span)
@@ -272,9 +285,12 @@ def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,
                         analytics=True) if s.where is not None else None
     statements = []
     for aggregation, columns in GroupByBinder(binder, s).bind():
-        check_progress_keys(aggregation, step.over, partitioned, s.group_by)
+        # Over a PARTITION BY PartitionId step, a GROUP BY without PartitionId (and without a
+        # PARTITION BY of its own) combines the partitions, as ASA does from level 1.2.
+        per_partition = is_partitioned(source) or partitioned and groups_partition_id(aggregation)
+        check_progress_keys(aggregation, step.over, per_partition, s.group_by)
         statements.append(dataclasses.replace(
-            step, output=output, partition_by_partition_id=partitioned,
+            step, output=output, partition_by_partition_id=per_partition,
             where=conjunction(step.where, where), columns=columns, laterals=laterals,
             aggregation=aggregation, span=s.span))
     return tuple(statements)

@@ -13,20 +13,28 @@ from asaql.analysis.joins import StreamJoin
 from asaql.analysis.laterals import ReferenceJoin
 from asaql.analysis.statements import LATER, AllFields, BoundStatement, OutputColumn
 from asaql.analysis.windows import is_multiple_windows, is_window_call
-from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
+from asaql.errors import AsaqlError, InvalidQueryError, UnknownNameError, UnsupportedFeatureError
 from asaql.syntax import ast
 
 
 def bind_columns(items, binder: "Binder") -> tuple:
     columns: list = []
     seen: dict[str, ast.Node] = {}
+    failures: list[AsaqlError] = []
     for position, item in enumerate(items, start=1):
-        if isinstance(item.expr, ast.Star):
-            columns.extend(binder.star_columns(item.expr.qualifier))
-            continue
-        name = column_name(item, position)
-        check_unique(name, item, seen)
-        columns.append(OutputColumn(name, binder.bind(item.expr, analytics=True)))
+        try:  # each column on its own: one pass of `asaql check` finds every broken one
+            if isinstance(item.expr, ast.Star):
+                columns.extend(binder.star_columns(item.expr.qualifier, item.expr))
+                continue
+            name = column_name(item, position)
+            check_unique(name, item, seen)
+            columns.append(OutputColumn(name, binder.bind(item.expr, analytics=True)))
+        except AsaqlError as error:
+            failures.extend((error, *error.also))
+    if failures:
+        first = failures[0]
+        first.also = tuple(failures[1:])
+        raise first
     return tuple(columns)
 
 
@@ -68,14 +76,21 @@ class Binder:
         self.prefilter = None  # the WHERE of the steps below: analytic functions see what it keeps
         self.analytics_over_step: str | None = None  # why analytic functions cannot read the step
 
-    def star_columns(self, qualifier: ast.Identifier | None) -> tuple:
+    def star_columns(self, qualifier: ast.Identifier | None, star: ast.Star | None = None
+                     ) -> tuple:
         """`*`: the input's fields (or the step's columns), then each joined reference row's;
-        `alias.*`: one of them."""
+        `alias.*`: one of them; `x.y.*` (a field, not an alias, before `.*`): the fields of the
+        record it names, at any depth."""
         references = [a for a, lateral in self.aliases.items()
                       if isinstance(lateral, (ReferenceJoin, StreamJoin))]
         own = (AllFields(),) if self.step is None else self.step.columns
         if qualifier is None:
             return own + tuple(AllFields(alias=a) for a in references)
+        is_alias = qualifier.key == self.alias.key or qualifier.key in references
+        if star is not None and (star.path or not is_alias):
+            parts = (qualifier, *star.path)
+            record = self.bind(ast.ColumnRef(parts=parts, span=star.span), analytics=True)
+            return (AllFields(record=record),)
         if qualifier.key == self.alias.key:
             return own
         if qualifier.key in references:

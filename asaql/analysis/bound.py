@@ -90,6 +90,7 @@ class AnalyticCall(Node):
     partition_by: tuple = ()
     duration_us: int = 0
     when: object = None
+    model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -27,6 +27,7 @@ SCALAR = {
     # conversion, records, arrays, metadata
     "coalesce", "getarrayelement", "getarrayelements", "getarraylength", "getmetadatapropertyvalue",
     "getrecordproperties", "getrecordpropertyvalue", "gettype", "isnull", "nullif", "newid",
+    "json_parse",
     "try_cast",
     # geospatial and machine learning
     "createlinestring", "createpoint", "createpolygon", "st_distance", "st_intersects",

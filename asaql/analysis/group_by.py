@@ -21,6 +21,10 @@ from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
 
 
+def groups_partition_id(aggregation: Aggregation) -> bool:
+    return comparable(Field(path=("PartitionId",))) in {comparable(e) for e in aggregation.group_by}
+
+
 def check_progress_keys(aggregation: Aggregation, over, partitioned: bool, group_by) -> None:
     """ASA: with substreams every GROUP BY holds the OVER columns; a PARTITION BY PartitionId
     step groups within a partition, so GROUP BY holds PartitionId."""

@@ -37,7 +37,7 @@ SIGNATURES: dict[str, tuple[int, int | None]] = {
     "coalesce": (2, ANY), "isnull": (2, 2), "nullif": (2, 2), "gettype": (1, 1), "newid": (0, 0),
     # records, arrays, input metadata
     "getrecordpropertyvalue": (2, 2), "getarrayelement": (2, 2), "getarraylength": (1, 1),
-    "getmetadatapropertyvalue": (2, 2),
+    "getmetadatapropertyvalue": (2, 2), "json_parse": (1, 1),
     # geospatial (a polygon: at least three points, the first repeated last)
     "createpoint": (2, 2), "createlinestring": (2, ANY), "createpolygon": (3, ANY),
     "st_distance": (2, 2), "st_within": (2, 2), "st_intersects": (2, 2), "st_overlaps": (2, 2),
@@ -69,7 +69,7 @@ _DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (d
 METADATA_PROPERTIES = {
     "eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId",
     "eventprocessedutctime": "EventProcessedUtcTime", "offset": "Offset",
-    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey"}
+    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey", "eventid": "EventId"}
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
 # GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.
@@ -148,17 +148,6 @@ def _name_parts(text: str) -> list[str] | None:
     return parts
 
 
-def is_constant(node) -> bool:
-    """A literal, or operators and casts over literals (`-2`): known when the query compiles."""
-    if isinstance(node, ast.Literal):
-        return True
-    if isinstance(node, (ast.UnaryOp, ast.Cast)):
-        return is_constant(node.operand)
-    if isinstance(node, ast.BinaryOp):
-        return is_constant(node.left) and is_constant(node.right)
-    return False
-
-
 def _check_datepart(call: ast.FunctionCall) -> None:
     unit = call.args[0]
     if datepart_of(unit) is not None:
@@ -190,17 +179,9 @@ def _check_literal_pattern(call: ast.FunctionCall) -> None:
                                       "not supported yet", pattern.span)
 
 
-def _check_constant_length(call: ast.FunctionCall) -> None:
-    # Spark rounds to a scale known when the query compiles.
-    if not is_constant(call.args[1]):
-        raise UnsupportedFeatureError("ROUND() with a length that is not a constant is not "
-                                      "supported yet", call.args[1].span)
-
-
 _ARGUMENT_CHECKS = {
     "dateadd": _check_datepart, "datediff": _check_datepart,
     "datename": _check_datepart, "datepart": _check_datepart,
     "getmetadatapropertyvalue": _check_metadata_property,
     "patindex": _check_literal_pattern,
-    "round": _check_constant_length,
 }

@@ -29,10 +29,11 @@ class OutputColumn:
 class AllFields:
     """`*` or `alias.*`: every field of the input record, in input order; with `alias`, every
     field of that joined reference data row. `hidden`: fields asaql added to a stage's rows,
-    which `*` leaves out."""
+    which `*` leaves out. `record`: `x.y.*`, the fields of that record (a bound expression)."""
 
     alias: str | None = None
     hidden: tuple[str, ...] = ()
+    record: object = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +101,11 @@ def comparable(expr):
 
 
 def is_partitioned(source: ast.InputSource) -> bool:
+    """Whether the source is processed per input partition (`PARTITION BY PartitionId`).
+
+    `PARTITION BY key [INTO n]` on another column is ASA 1.2's repartitioning: a physical
+    reshuffle whose shard count is a hint ASA may ignore. It changes no row: the statement
+    reads the source as one stream, as without it (README, "Decisions")."""
     if source.partition_by is None:
         return False
-    if source.partition_by.parts[-1].key != "partitionid":
-        raise InvalidQueryError(
-            f"cannot partition by '{source.partition_by.dotted}': ASA partitions an input "
-            "only by PartitionId", source.partition_by.span)
-    return True
+    return source.partition_by.parts[-1].key == "partitionid"

@@ -16,10 +16,11 @@ class OutputColumn:
 class AllFields:
     """`*` or `alias.*`: every field of the input record, in input order; with `alias`, every
     field of that joined row. `hidden`: fields asaql added to a stage's rows, which `*` leaves
-    out."""
+    out. `record`: `x.y.*`, the fields of that record-valued expression."""
 
     alias: str | None = None
     hidden: tuple[str, ...] = ()
+    record: object = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -97,7 +97,8 @@ def _describe(node: PlanNode) -> str:
             return f"WriteStage {node.output} (read by another step; ordered by the watermark)"
         return f"WriteOutput {node.output}"
     if isinstance(node, Project):
-        items = [(f"{c.alias}.*" if c.alias else "*") if isinstance(c, AllFields)
+        items = [(f"{expression_text(c.record)}.*" if c.record is not None else
+                  f"{c.alias}.*" if c.alias else "*") if isinstance(c, AllFields)
                  else f"{expression_text(c.expr)} AS {c.name}"
                  for c in node.columns if isinstance(c, (AllFields, OutputColumn))]
         return "Project " + ", ".join(items)

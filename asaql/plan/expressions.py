@@ -253,3 +253,4 @@ class AnalyticCall(Expr):
     partition_by: tuple = ()
     duration_us: int = 0
     when: object = None
+    model: tuple = ()  # anomaly detection: (confidence, historySize, mode)

@@ -27,9 +27,12 @@ class PlanNode:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ReadInput(PlanNode):
-    """Events of one input with their arrival time and partition (EventEnqueuedUtcTime, PartitionId)."""
+    """Events of one input with their arrival time and partition (EventEnqueuedUtcTime, PartitionId).
+    `declared`: the columns CREATE TABLE gives them, (name, ASA type): events whose values do
+    not convert are set aside as malformed."""
 
     alias: str
+    declared: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

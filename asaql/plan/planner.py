@@ -15,15 +15,19 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.plan.translate import to_plan
 
 
-def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderingPolicy) -> Plan:
-    return Plan(tuple(_plan_statement(s, policy) for s in statements))
+def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderingPolicy,
+                    declared: dict | None = None) -> Plan:
+    """`declared`: lower-case input name → its CREATE TABLE columns (analysis/tables.py)."""
+    return Plan(tuple(_plan_statement(s, policy, declared or {}) for s in statements))
 
 
-def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutput:
+def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy,
+                    declared: dict) -> WriteOutput:
     if s.stage_input:
         node = ReadStage(alias=s.input_name)
     else:
-        node = _timestamped(s.input_name, s.timestamp_by, s.over, s.partition_by_partition_id,
+        node = _timestamped(s.input_name, declared, s.timestamp_by, s.over,
+                            s.partition_by_partition_id,
                             policy)
     source = node
     calls = analytic_calls(s)
@@ -32,7 +36,7 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
     for lateral in s.laterals:
         if isinstance(lateral, StreamJoin):
             right = ReadStage(alias=lateral.input_name) if lateral.stage_input else \
-                _timestamped(lateral.input_name, lateral.timestamp_by, lateral.over,
+                _timestamped(lateral.input_name, declared, lateral.timestamp_by, lateral.over,
                              lateral.partition_by_partition_id, policy)
             node = JoinStreams(input=node, right=right, join=to_plan(lateral),
                                watermark=watermark_scope(source))
@@ -52,11 +56,11 @@ def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy) -> WriteOutp
     return WriteOutput(input=node, output=s.output)
 
 
-def _timestamped(input_name: str, timestamp_by, over, partitioned: bool,
+def _timestamped(input_name: str, declared: dict, timestamp_by, over, partitioned: bool,
                  policy: EventOrderingPolicy):
     """The input's events with their System.Timestamp: the policy over TIMESTAMP BY, or the
     arrival time."""
-    node = ReadInput(alias=input_name)
+    node = ReadInput(alias=input_name, declared=declared.get(input_name.lower(), ()))
     if timestamp_by is None:
         return AssignArrivalTime(input=node, partition_by_partition_id=partitioned)
     return ApplyEventOrdering(input=node, event_time=to_plan(timestamp_by), substream=to_plan(over),

@@ -148,6 +148,11 @@ def _(node: AnalyticCall) -> str:
         args = ["*"]
     else:
         args = [expression_text(node.arg)]
+    if node.model:  # anomaly detection: ASA's name, confidence, historySize[, mode]
+        name = {"spikeanddip": "AnomalyDetection_SpikeAndDip",
+                "changepoint": "AnomalyDetection_ChangePoint"}[node.function]
+        confidence, history, mode = node.model
+        args += [f"{confidence:g}", str(history)] + ([f"'{mode}'"] if mode else [])
     if node.function == "lag" and (node.offset != 1 or node.default is not None):
         args.append(str(node.offset))
         if node.default is not None:

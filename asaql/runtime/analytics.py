@@ -25,12 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from asaql.runtime import anomaly
+
 TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp()
 
 
 @dataclass(frozen=True, slots=True)
 class AnalyticSpec:
-    function: str  # lag, last, isfirst, count, sum, avg, min, max
+    function: str  # lag, last, isfirst, count, sum, avg, min, max, spikeanddip, changepoint
     value: str | None  # the argument's column (None: COUNT(*), ISFIRST)
     keys: tuple[str, ...]  # PARTITION BY value columns
     when: str | None  # a boolean column, or None
@@ -39,6 +41,12 @@ class AnalyticSpec:
     duration_us: int
     result: str  # the output column
     integral: bool = False  # SUM of integers is an integer
+    model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+
+    @property
+    def reach_us(self) -> int:
+        """How far back before an event its value reads (the history to keep)."""
+        return anomaly.reach(self.function, self.duration_us)
 
 
 def evaluate(spec: AnalyticSpec, rows: pd.DataFrame, fresh: np.ndarray) -> pd.Series:
@@ -204,4 +212,9 @@ def _range_extreme(raw: np.ndarray, present: np.ndarray, low: np.ndarray, high: 
     return out
 
 
-_KERNELS = {"lag": _lag, "last": _last, "isfirst": _isfirst}
+def _anomaly(spec, rows, order, g, t, considered, start) -> np.ndarray:
+    return anomaly.evaluate(spec, rows, order, g, t, considered)
+
+
+_KERNELS = {"lag": _lag, "last": _last, "isfirst": _isfirst,
+            **{name: _anomaly for name in anomaly.FUNCTIONS}}

@@ -229,7 +229,7 @@ class SourceStep:
         for call in spec.analytics:
             released[call.result] = evaluate(call, work, fresh).to_numpy()
         # The history keeps what a later event may still look back to.
-        longest = max((call.duration_us for call in spec.analytics), default=0)
+        longest = max((call.reach_us for call in spec.analytics), default=0)
         marks_now = s.per_row(marks, rows[C.KEY].to_numpy(object), combined)
         floor = np.where(marks_now == NONE, NONE, marks_now - longest)
         s.history = rows[rows[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) >= floor].reset_index(drop=True)

@@ -282,9 +282,10 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     return lowered, controls
 
 
-def spark_plans(compiled, options, spark) -> dict[str, str]:
+def spark_plans(compiled, options, spark, schemas: dict | None = None) -> dict[str, str]:
     """Spark's plan of each streaming query a run would start (`asaql explain --spark`),
-    without starting any."""
+    without starting any. `schemas`: input alias → its payload schema, instead of inferring
+    it from the input's files."""
     import contextlib
     import io
     import tempfile
@@ -295,7 +296,8 @@ def spark_plans(compiled, options, spark) -> dict[str, str]:
         for folder in stages.values():
             os.makedirs(folder, exist_ok=True)
         inputs = run_inputs(options, compiled.plan)
-        schemas = {alias: infer_payload_schema(spark, path)
+        given = schemas or {}
+        schemas = {alias: given[alias] if alias in given else infer_payload_schema(spark, path)
                    for alias, path in inputs.items() if alias in compiled.input_names}
         references = {alias.lower(): load_reference(spark, alias, path)
                       for alias, path in options.references.items()}

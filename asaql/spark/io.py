@@ -29,6 +29,7 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
+from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -147,7 +148,7 @@ def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, in
 def read_events(
     spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
-    batch: bool = False,
+    batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -157,15 +158,15 @@ def read_events(
     were there before them: the file source admits files in modification-time order. A Kafka
     topic (`path` a KafkaRead) is read by asaql's Kafka source, its control records included.
     `batch`: the JSON-lines files there now, as a batch DataFrame (a stage of the embedding API
-    over batch inputs).
+    over batch inputs). `declared`: the input's CREATE TABLE columns (declared_schema.py).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
-                              metadata=True, carried=path.carried)
+                              metadata=True, carried=path.carried, declared=declared)
     fmt = _format_of(path)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
-        return _parse_records(lines, schema, json_options or {})
+        return _parse_records(lines, schema, json_options or {}, declared=declared)
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
     if max_files_per_trigger and not batch:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
@@ -175,7 +176,7 @@ def read_events(
     places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = split_lines(files.select("value", "_metadata"))
-    return _parse_records(lines, schema, json_options or {})
+    return _parse_records(lines, schema, json_options or {}, declared=declared)
 
 
 def _format_of(path: str) -> InputFormat:
@@ -188,7 +189,8 @@ def _glob_escape(name: str) -> str:
 
 
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
-                   metadata: bool = False, carried: tuple[str, ...] = ()) -> DataFrame:
+                   metadata: bool = False, carried: tuple[str, ...] = (),
+                   declared: tuple[tuple[str, str], ...] = ()) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN."""
@@ -230,14 +232,19 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
     problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
 
+    read = {f.name.lower(): (known.get(f.name, F.col(f"_asaql_rec.`{f.name}`")), f.dataType)
+            for f in schema.fields}
+    conformed, misfit = conform(read, declared)
+
     def reason(deferred: Column | None = None) -> Column:
         return F.when(~is_control, F.coalesce(
             *problem, F.col(ARRAY_PROBLEM), shape_problem(text, deferred),
             parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
                           None if filled is None else F.col("_asaql_filled"), deferred),
-            arrival_error, partition_error))
-    payload = [known[f.name].alias(f.name) if f.name in known
-               else F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields
+            arrival_error, partition_error, misfit))
+    payload = [(conformed[f.name.lower()] if f.name.lower() in conformed
+                else read[f.name.lower()][0]).alias(f.name)
+               for f in declared_struct(schema, declared).fields
                if not f.name.lower().startswith("asaql__")]
     # the checks in a projection of their own, compiled with the ones before (records.DEFERRED:
     # the rare lambdas and per-field parses left out), read twice below: Spark does not

@@ -41,7 +41,13 @@ def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.Stru
     if isinstance(source, ReadStage):
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
                            STAGE_JSON)
-    return read_events(spark, path, schema, control, max_files_per_trigger)
+    return read_events(spark, path, schema, control, max_files_per_trigger,
+                       declared=declared_of(source))
+
+
+def declared_of(source: PlanNode) -> tuple[tuple[str, str], ...]:
+    """The CREATE TABLE columns of a timestamped source's input (none for a stage)."""
+    return () if isinstance(source, ReadStage) else source.input.declared
 
 
 def stage_line(columns: list[Column], timestamp: Column) -> Column:

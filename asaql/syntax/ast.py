@@ -50,9 +50,11 @@ class ColumnRef(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Star(Node):
-    """`*` or `alias.*` in a SELECT list."""
+    """`*`, `alias.*` or `name.field….*` (a record's fields) in a SELECT list; `path`: the
+    names after the first."""
 
     qualifier: Identifier | None = None
+    path: tuple[Identifier, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -199,12 +201,13 @@ class TimestampBy(Node):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class InputSource(Node):
-    """One input in FROM: `name [AS alias] [TIMESTAMP BY …] [PARTITION BY col]`."""
+    """One input in FROM: `name [AS alias] [TIMESTAMP BY …] [PARTITION BY col [INTO n]]`."""
 
     name: Identifier
     alias: Identifier | None = None
     timestamp_by: TimestampBy | None = None
     partition_by: ColumnRef | None = None
+    shard_count: int | None = None  # PARTITION BY … INTO n
 
     @property
     def reference_name(self) -> Identifier:
@@ -255,8 +258,26 @@ class WithStep(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ColumnDefinition(Node):
+    """`name type` in CREATE TABLE; `type_name` as CAST writes it ('nvarchar(max)', …)."""
+
+    name: Identifier
+    type_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTable(Node):
+    """`CREATE TABLE input (column type, …)`: the schema of an input's events."""
+
+    name: Identifier
+    columns: tuple[ColumnDefinition, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Query(Node):
-    """A whole job query: optional WITH steps, then one or more SELECT statements."""
+    """A whole job query: CREATE TABLE declarations, optional WITH steps, then one or more
+    SELECT statements."""
 
     steps: tuple[WithStep, ...]
     statements: tuple[SelectStatement, ...]
+    tables: tuple[CreateTable, ...] = ()

@@ -92,6 +92,9 @@ class AstBuilder(Transformer_NonRecursive):
     def alias(self, meta, children):
         return children[0]
 
+    def string_alias(self, meta, children):
+        return string_name(str(children[0]), token_span(children[0]))
+
     def into(self, meta, children):
         return children[0]
 
@@ -117,7 +120,9 @@ class AstBuilder(Transformer_NonRecursive):
         return ast.TimestampBy(expr=expr, over=columns or (), span=span_of(meta))
 
     def partition_by(self, meta, children):
-        return children[0]
+        column, shards = children
+        return partition_option(column, None if shards is None else str(shards),
+                                None if shards is None else token_span(shards))
 
     def column_list(self, meta, children):
         return tuple(children)
@@ -178,7 +183,7 @@ class AstBuilder(Transformer_NonRecursive):
         return ast.Literal(value=None, kind="null", span=span_of(meta))
 
     def column_ref(self, meta, children):
-        return ast.ColumnRef(parts=children[0], span=span_of(meta))
+        return column_ref(children[0], span_of(meta))
 
     def dotted(self, meta, children):
         if len(children) == 1:
@@ -188,12 +193,7 @@ class AstBuilder(Transformer_NonRecursive):
 
     def name(self, meta, children):
         token = children[0]
-        if token.type == "IDENT":
-            return ast.Identifier(name=str(token), span=token_span(token))
-        return bracketed_name(str(token), token_span(token))
-
-    def system_timestamp(self, meta, children):
-        return system_timestamp(children[0], span_of(meta))
+        return name_of(token.type, str(token), token_span(token))
 
     def cast(self, meta, children):
         keyword, operand, type_name = children
@@ -228,6 +228,10 @@ class AstBuilder(Transformer_NonRecursive):
     def call_member(self, meta, children):
         call, parts = children
         return ast.MemberAccess(operand=call, parts=tuple(parts), span=span_of(meta))
+
+    def paren_member(self, meta, children):
+        operand, parts = children
+        return ast.MemberAccess(operand=operand, parts=tuple(parts), span=span_of(meta))
 
     def star_args(self, meta, children):
         return True, False, ()
@@ -305,10 +309,8 @@ def bracketed_name(text: str, span: Span) -> ast.Identifier:
 
 
 def qualified_star(parts, span: Span) -> ast.SelectItem:
-    if len(parts) > 1:
-        raise QuerySyntaxError("syntax error: expected `alias.*` with a single name before '.*'",
-                               span)
-    return ast.SelectItem(expr=ast.Star(qualifier=parts[0], span=span), span=span)
+    return ast.SelectItem(expr=ast.Star(qualifier=parts[0], path=tuple(parts[1:]), span=span),
+                          span=span)
 
 
 def select_item(expr, alias, span: Span) -> ast.SelectItem:
@@ -319,26 +321,62 @@ def select_item(expr, alias, span: Span) -> ast.SelectItem:
     return ast.SelectItem(expr=expr, alias=alias, span=span)
 
 
+def partition_option(column, shards: str | None, span: Span | None):
+    """PARTITION BY's column and INTO's shard count (None when not given)."""
+    if shards is not None and int(shards) < 1:
+        raise QuerySyntaxError("syntax error: PARTITION BY … INTO takes a shard count of 1 or "
+                               "more", span)
+    return column, None if shards is None else int(shards)
+
+
 def input_source(name, alias, options, span: Span) -> ast.InputSource:
-    timestamp_by = partition_by = None
+    timestamp_by = partition_by = shards = None
     for option in options:
         if isinstance(option, ast.TimestampBy):
             _refuse_repeat(timestamp_by, option, "TIMESTAMP BY")
             timestamp_by = option
         else:
-            _refuse_repeat(partition_by, option, "PARTITION BY")
-            partition_by = option
+            _refuse_repeat(partition_by, option[0], "PARTITION BY")
+            partition_by, shards = option
     return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
-                           partition_by=partition_by, span=span)
+                           partition_by=partition_by, shard_count=shards, span=span)
 
 
-def system_timestamp(parts, span: Span) -> ast.SystemTimestamp:
-    if len(parts) != 1 or parts[0].key != "system" or parts[0].bracketed:
-        # Only System.Timestamp exists; TIMESTAMP is reserved elsewhere.
-        raise QuerySyntaxError("syntax error: unexpected 'Timestamp' (did you mean "
-                               "System.Timestamp()? a field named Timestamp is written [Timestamp])",
-                               span)
-    return ast.SystemTimestamp(span=span)
+def is_system_timestamp(parts) -> bool:
+    """`System.Timestamp`, as written (a bracketed or quoted part is a field's name)."""
+    return len(parts) == 2 and not any(p.bracketed for p in parts) and \
+        parts[0].key == "system" and parts[1].key == "timestamp"
+
+
+def column_ref(parts, span: Span):
+    """A column, or System.Timestamp (without its parentheses)."""
+    if is_system_timestamp(parts):
+        return ast.SystemTimestamp(span=span)
+    return ast.ColumnRef(parts=tuple(parts), span=span)
+
+
+def name_of(kind: str, text: str, span: Span) -> ast.Identifier:
+    """A name token: IDENT or TIMESTAMP as written, [bracketed] or "quoted" unescaped."""
+    if kind == "BRACKET_IDENT":
+        return bracketed_name(text, span)
+    if kind == "QUOTED_IDENT":
+        return quoted_name(text, span)
+    return ast.Identifier(name=text, span=span)
+
+
+def quoted_name(text: str, span: Span) -> ast.Identifier:
+    name = text[1:-1].replace('""', '"')
+    if not name:
+        raise QuerySyntaxError('syntax error: empty name \'""\'', span)
+    return ast.Identifier(name=name, bracketed=True, span=span)
+
+
+def string_name(text: str, span: Span) -> ast.Identifier:
+    """T-SQL's `AS 'alias'`: a string written where a column alias goes is the alias."""
+    name = text[text.index("'") + 1:-1].replace("''", "'")
+    if not name:
+        raise QuerySyntaxError("syntax error: empty alias ''", span)
+    return ast.Identifier(name=name, bracketed=True, span=span)
 
 
 def type_name(base: str, size: str | None) -> str:
@@ -354,7 +392,10 @@ def dotted_name(parts) -> ast.Identifier:
                                     parts[-1].span.end_line, parts[-1].span.end_column))
 
 
-def function_call(name, star, distinct, items, within, over, span: Span) -> ast.FunctionCall:
+def function_call(name, star, distinct, items, within, over, span: Span):
+    if name.key == "system.timestamp" and not name.bracketed and not (star or distinct or items
+                                                                      or within or over):
+        return ast.SystemTimestamp(span=span)  # System.Timestamp()
     if name.key in ast.NAME_FIRST_FUNCTIONS and items and \
             isinstance(items[0], ast.ColumnRef) and len(items[0].parts) == 1:
         first = items[0].parts[0]

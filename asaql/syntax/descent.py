@@ -184,11 +184,18 @@ class _Parser(ExpressionParser):
         return self.checked(build.select_item, expr, alias, self.span(first, self.i - 1))
 
     def optional_alias(self):
-        """`[AS] name`, or None when no name follows."""
-        if self.kinds[self.i] == "AS":
-            self.i += 1
-            return self.name()
-        return self.name() if self.kinds[self.i] in NAME_KINDS else None
+        """`[AS] name` or `[AS] 'name'`, or None when no name follows (`TIMESTAMP BY` is
+        not an alias named Timestamp)."""
+        kinds, i = self.kinds, self.i
+        if kinds[i] == "AS":
+            i = self.i = i + 1
+        elif kinds[i] == "TIMESTAMP" and kinds[i + 1] == "BY" or \
+                kinds[i] not in NAME_KINDS and kinds[i] != "STRING":
+            return None
+        if kinds[i] == "STRING":
+            self.i = i + 1
+            return self.checked(build.string_name, self.texts[i], self.span(i, i))
+        return self.name()
 
     # ------------------------------------------------------------ sources, joins, applies
     def source(self) -> ast.InputSource:
@@ -217,7 +224,13 @@ class _Parser(ExpressionParser):
             elif kind == "PARTITION":
                 self.i += 1
                 self.expect("BY")
-                options.append(self.column_ref())
+                column = self.column_ref()
+                shards = span = None
+                if kinds[self.i] == "INTO" and kinds[self.i + 1] == "INT":
+                    shards, span = self.texts[self.i + 1], self.span(self.i + 1, self.i + 1)
+                    self.i += 2
+                options.append(self.checked(build.partition_option, column, shards, span)
+                               or (column, None))
             else:
                 break
         return self.checked(build.input_source, name, alias, options, self.span(first, self.i - 1))
@@ -247,7 +260,12 @@ class _Parser(ExpressionParser):
                 call = self.call_rule()
                 if kinds[self.i] == "AS":
                     self.i += 1
-                alias = self.name()
+                if kinds[self.i] == "STRING":  # `AS 'name'`, as lark's alias rule reads it
+                    alias = self.checked(build.string_name, self.texts[self.i],
+                                         self.span(self.i, self.i))
+                    self.i += 1
+                else:
+                    alias = self.name()
                 out.append(ast.Apply(kind=kind, call=call, alias=alias,
                                      span=self.span(first, self.i - 1)))
             else:

@@ -15,7 +15,8 @@ from asaql.syntax.lexer import Tokens
 # write, far below Python's 1,000 frames; a RecursionError is still caught as a last guard.
 MAX_NESTING = 60
 
-NAME_KINDS = frozenset({"IDENT", "BRACKET_IDENT"})
+# TIMESTAMP is a keyword that is also a name (grammar/asaql.lark)
+NAME_KINDS = frozenset({"IDENT", "BRACKET_IDENT", "QUOTED_IDENT", "TIMESTAMP"})
 _COMPARISONS = frozenset({"EQ", "NE", "LT", "LE", "GT", "GE"})
 # Binding power of the operators of bit_expr, add_expr and mul_expr (all left-associative).
 _BINDING = {"PIPE": 1, "CARET": 1, "AMP": 1, "PLUS": 2, "MINUS": 2,
@@ -86,11 +87,11 @@ class ExpressionParser:
         i = self.i
         kind = self.kinds[i]
         self.i = i + 1
-        if kind == "IDENT":
+        if kind == "IDENT" or kind == "TIMESTAMP":
             return ast.Identifier(name=self.texts[i], span=self.span(i, i))
-        if kind == "BRACKET_IDENT":
+        if kind in NAME_KINDS:
             span = self.span(i, i)
-            return self.checked(build.bracketed_name, self.texts[i], span) or \
+            return self.checked(build.name_of, kind, self.texts[i], span) or \
                 ast.Identifier(name="", bracketed=True, span=span)
         self.i = i
         self.fail()
@@ -106,7 +107,7 @@ class ExpressionParser:
     def column_ref(self) -> ast.ColumnRef:
         first = self.i
         parts = self.dotted()
-        return ast.ColumnRef(parts=parts, span=self.span(first, self.i - 1))
+        return build.column_ref(parts, self.span(first, self.i - 1))
 
     # ------------------------------------------------------------ expressions
     def expr(self):
@@ -225,6 +226,11 @@ class ExpressionParser:
             self.i = i + 1
             node = self.expr()[0]
             result = node, i, self.expect("RPAR")
+            if self.kinds[self.i] == "DOT" and self.kinds[self.i + 1] in NAME_KINDS:
+                self.i += 1  # `(expr).field`
+                parts = self.dotted()
+                node = ast.MemberAccess(operand=node, parts=parts, span=self.span(i, self.i - 1))
+                result = node, i, self.i - 1
         elif kind == "LEFT":
             result = self.member_access(self.call_rule(), i)
         elif kind == "CAST" or kind == "TRY_CAST":
@@ -254,18 +260,10 @@ class ExpressionParser:
             if following in NAME_KINDS:
                 self.i += 1
                 parts.append(self.name())
-            elif following == "TIMESTAMP":
-                self.i += 2
-                if kinds[self.i] == "LPAR":
-                    self.i += 1
-                    self.expect("RPAR")
-                node = self.checked(build.system_timestamp, parts, self.span(first, self.i - 1))
-                return node, first, self.i - 1
             else:
                 break
         if kinds[self.i] != "LPAR":
-            return ast.ColumnRef(parts=tuple(parts), span=self.span(first, self.i - 1)), \
-                first, self.i - 1
+            return build.column_ref(parts, self.span(first, self.i - 1)), first, self.i - 1
         return self.member_access(self.call_tail(build.dotted_name(parts), first), first)
 
     def member_access(self, call, first: int):

@@ -38,7 +38,7 @@ _MASTER = re.compile("|".join(f"({pattern})" for pattern in (
     r"(?i:N?'(?:[^']|'')*')",  # 3: STRING
     r"(?:\d+\.\d*|\.\d+)(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+",  # 4: FLOAT
     r"[A-Za-z_][A-Za-z0-9_]*",  # 5: IDENT or a keyword
-    r"\[(?:[^\]]|\]\])*\]",  # 6: BRACKET_IDENT
+    r"\[(?:[^\]]|\]\])*\]|\"(?:[^\"]|\"\")*\"",  # 6: BRACKET_IDENT or QUOTED_IDENT
     r"\d+",  # 7: INT
     r"<=|<>|!=|>=|[=<>+\-*/%&|^~(),.;]",  # 8: a sign
 )))
@@ -107,6 +107,8 @@ class Tokens:
                 add_kind(keyword_of.get(word.lower(), "IDENT"))
             elif group == _SIGN:
                 add_kind(signs[word])
+            elif group == _BRACKET and word[0] == '"':
+                add_kind("QUOTED_IDENT")
             else:
                 add_kind(kind_of_group[group])
             add_text(word)

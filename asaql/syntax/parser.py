@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureE
 from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
+from asaql.syntax.create_table import leading_tables
 from asaql.syntax.descent import Declined, parse_tokens
 from asaql.syntax.grammar import parser
 from asaql.syntax.lexer import Tokens
@@ -20,7 +22,8 @@ from asaql.syntax.positions import LineIndex
 
 # Terminals that can start an expression; when most of them are expected, say "an expression".
 _EXPRESSION_START = {
-    "IDENT", "BRACKET_IDENT", "INT", "FLOAT", "STRING", "NULL", "LPAR", "MINUS", "PLUS", "TILDE",
+    "IDENT", "BRACKET_IDENT", "QUOTED_IDENT", "INT", "FLOAT", "STRING", "NULL", "LPAR", "MINUS",
+    "PLUS", "TILDE",
     "CAST", "TRY_CAST", "CASE", "NOT", "LEFT",
 }
 # Terminals that would only continue the expression just read: noise next to a missing clause.
@@ -35,7 +38,8 @@ _PUNCTUATION = {
     "LPAR": "(", "RPAR": ")", "COMMA": ",", "DOT": ".", "SEMICOLON": ";",
 }
 _WORDS = {
-    "IDENT": "a name", "BRACKET_IDENT": "a name", "INT": "an integer", "FLOAT": "a number",
+    "IDENT": "a name", "BRACKET_IDENT": "a name", "QUOTED_IDENT": "a name", "INT": "an integer",
+    "FLOAT": "a number",
     "STRING": "a string", "OVER_CALL": "OVER", "$END": "end of query",
 }
 _MAX_LISTED = 6
@@ -45,7 +49,10 @@ def parse(text: str) -> ast.Query:
     """Parse one job query (optional WITH steps, then SELECT statements). Line ends may be
     LF, CRLF or CR: positions count each as one line end."""
     text = normalize_newlines(text)
-    return parse_slice(LineIndex(text), 0, len(text))
+    lines = LineIndex(text)
+    tables, start = leading_tables(text, lines.starts, 0, len(text))
+    query = parse_slice(lines, start, len(text))
+    return dataclasses.replace(query, tables=tables) if tables else query
 
 
 def parse_slice(lines: LineIndex, start: int, end: int, rule: str = "query"):
@@ -211,8 +218,13 @@ def _unexpected_character(error: UnexpectedCharacters, text: str) -> QuerySyntax
 
 def _expected(names) -> str:
     names = set(names)
+    if "IDENT" in names and "PARTITION" not in names:
+        # TIMESTAMP is a name here ("a name" says it); beside PARTITION it starts TIMESTAMP BY
+        names.discard("TIMESTAMP")
     if {"IDENT", "INT", "STRING"} <= names:  # an operand may start here: one phrase for them all
         names = (names - _EXPRESSION_START) | {"<expression>"}
+    if "IDENT" in names:
+        names.discard("STRING")  # an alias written 'as a string' is still "a name"
     if names - _CONTINUATION:
         names -= _CONTINUATION
     words = sorted({_describe(name) for name in names}, key=_order)

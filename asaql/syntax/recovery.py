@@ -12,12 +12,14 @@ number of times, so checking stays linear in the size of the query.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from bisect import bisect_left, bisect_right
 
 from asaql.errors import AsaqlError
 from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
+from asaql.syntax.create_table import leading_tables
 from asaql.syntax.parser import parse_slice
 from asaql.syntax.positions import LineIndex
 
@@ -39,10 +41,16 @@ def parse_all(text: str) -> tuple[ast.Query | None, list[AsaqlError]]:
     text = normalize_newlines(text)
     lines = LineIndex(text)
     try:
-        return parse_slice(lines, 0, len(text)), []
+        tables, start = leading_tables(text, lines.starts, 0, len(text))
+    except AsaqlError as error:  # a broken declaration: the query after it has no known start
+        return None, [error]
+    try:
+        query = parse_slice(lines, start, len(text))
+        return (dataclasses.replace(query, tables=tables) if tables else query), []
     except AsaqlError as error:
         first = error
-    tokens = _tokens(text)
+    # the scanner sees the declarations as blanks (positions stay those of the text)
+    tokens = _tokens(re.sub(r"[^\n]", " ", text[:start]) + text[start:])
     steps, statements = _units(tokens, len(text))
     offsets = [offset for offset, _, _ in tokens]
     errors: list[AsaqlError] = []
@@ -58,7 +66,7 @@ def parse_all(text: str) -> tuple[ast.Query | None, list[AsaqlError]]:
     if not statements_found:
         return None, errors
     steps_found = tuple(step for group in parsed_steps for step in group)
-    query = ast.Query(steps=steps_found, statements=statements_found,
+    query = ast.Query(steps=steps_found, statements=statements_found, tables=tables,
                       span=statements_found[0].span)
     return query, errors
 

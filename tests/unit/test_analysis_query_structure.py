@@ -109,3 +109,45 @@ def test_join_errors():
 def test_star_with_a_reference_join_adds_its_fields():
     [s] = compile_with("SELECT *, r.* FROM i JOIN Ref r ON i.a = r.a").statements
     assert [getattr(c, "alias", "?") for c in s.columns] == [None, "r", "r"]
+
+
+def test_group_by_over_a_partitioned_step_combines_partitions_unless_it_groups_them():
+    step = "WITH s AS (SELECT PartitionId, v FROM input PARTITION BY PartitionId) "
+    combined = compile_query(step + "SELECT SUM(v) AS t INTO o FROM s "
+                                    "GROUP BY TumblingWindow(second, 5)").statements
+    assert [st.partition_by_partition_id for st in combined] == [False]
+    per_partition = compile_query(step + "SELECT PartitionId, SUM(v) AS t INTO o FROM s "
+                                         "GROUP BY PartitionId, TumblingWindow(second, 5)")
+    assert [st.partition_by_partition_id for st in per_partition.statements] == [True]
+    # a PARTITION BY of its own still needs PartitionId in GROUP BY
+    assert "GROUP BY must include PartitionId" in error(
+        "SELECT SUM(v) AS t INTO o FROM input PARTITION BY PartitionId "
+        "GROUP BY TumblingWindow(second, 5)").message
+
+
+def test_repartition_by_another_column_reads_one_stream():
+    statements = compile_query("WITH r AS (SELECT * FROM input PARTITION BY DeviceId INTO 4) "
+                               "SELECT DeviceId, COUNT(*) AS n INTO o FROM r "
+                               "GROUP BY DeviceId, TumblingWindow(second, 5)").statements
+    assert [st.partition_by_partition_id for st in statements] == [False]
+
+
+def test_check_reports_every_broken_column_of_a_statement():
+    from asaql.diagnose import check_query
+
+    report = check_query("SELECT nosuch(a) AS x, b AS y, FOO(c) AS z, b AS y\n"
+                         "INTO o FROM input TIMESTAMP BY t")
+    assert [(d.span.line, d.span.column) for d in report.errors] == [(1, 8), (1, 32), (1, 50)]
+    assert "used twice" in report.errors[-1].message
+    with pytest.raises(UnknownNameError) as first:  # a run stops at the first
+        compile_query("SELECT nosuch(a) AS x, FOO(c) AS z INTO o FROM input")
+    assert first.value.span.column == 8 and len(first.value.also) == 1
+
+
+def test_having_without_group_by_filters_like_where():
+    statement, = compile_query("SELECT * INTO o FROM i WHERE a > 1 HAVING t > 27").statements
+    assert statement.where == compile_query(
+        "SELECT * INTO o FROM i WHERE a > 1 AND t > 27").statements[0].where
+    with pytest.raises(UnsupportedFeatureError) as info:
+        compile_query("SELECT * INTO o FROM i HAVING COUNT(*) > 27")
+    assert "with aggregates but without GROUP BY" in info.value.message

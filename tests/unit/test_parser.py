@@ -187,7 +187,27 @@ def test_column_references_and_brackets():
 def test_system_timestamp_spellings():
     for text in ("System.Timestamp()", "System.Timestamp", "system.TIMESTAMP ( )", "SYSTEM . timestamp"):
         assert expr(text) == ast.SystemTimestamp()
-    assert "System.Timestamp" in syntax_error("SELECT Foo.Timestamp FROM i").message
+    # Timestamp is not reserved (as in ASA): elsewhere it is a field's name
+    assert expr("Foo.Timestamp") == col("Foo", "Timestamp")
+    assert expr("Timestamp") == col("Timestamp")
+    assert expr("[System].Timestamp") == ast.ColumnRef(
+        parts=(ast.Identifier(name="System", bracketed=True), ast.Identifier(name="Timestamp")))
+
+
+def test_quoted_names_and_string_aliases():
+    quoted = parse('SELECT "a b" AS "x""y", c \'d e\' FROM "in" Timestamp').statements[0]
+    assert quoted.items[0].expr == ast.ColumnRef(parts=(ast.Identifier(name="a b", bracketed=True),))
+    assert quoted.items[0].alias == ast.Identifier(name='x"y', bracketed=True)
+    assert quoted.items[1].alias == ast.Identifier(name="d e", bracketed=True)
+    assert quoted.source.alias == ast.Identifier(name="Timestamp")
+    assert quoted.source.timestamp_by is None
+
+
+def test_field_of_a_parenthesised_expression():
+    assert expr("(LAG(x) OVER (LIMIT DURATION(minute, 1))).a.b") == ast.MemberAccess(
+        operand=call("LAG", col("x"), over=ast.OverClause(limit_duration=call(
+            "DURATION", col("minute"), lit(1)))),
+        parts=(ast.Identifier(name="a"), ast.Identifier(name="b")))
 
 
 def test_cast_and_try_cast():
@@ -325,3 +345,11 @@ def test_match_recognize_is_reported_as_not_supported_yet_at_its_position():
         parse("SELECT *\nFROM i\n  MATCH_RECOGNIZE (PARTITION BY a PATTERN (A) DEFINE A AS a > 1) AS m")
     assert "MATCH_RECOGNIZE is not supported yet" in str(info.value)
     assert (info.value.span.line, info.value.span.column) == (3, 3)
+
+
+def test_repartition_with_shard_count():
+    source = parse("SELECT * FROM input PARTITION BY DeviceId INTO 10").statements[0].source
+    assert source.partition_by == col("DeviceId") and source.shard_count == 10
+    assert parse("SELECT * FROM i PARTITION BY PartitionId").statements[0].source.shard_count is None
+    error = syntax_error("SELECT * FROM input PARTITION BY DeviceId INTO 0")
+    assert "shard count" in error.message and (error.span.line, error.span.column) == (1, 48)

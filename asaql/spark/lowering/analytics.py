@@ -13,11 +13,15 @@ from pyspark.sql import types as T
 from asaql.plan.expressions import AnalyticCall, SystemTimestamp
 from asaql.runtime import columns as C
 from asaql.runtime.analytics import TIMESTAMP, AnalyticSpec
+from asaql.runtime.anomaly import FUNCTIONS as ANOMALY
 from asaql.spark.lowering.expressions import Scope, lower_expr
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
 _NESTED = (T.StructType, T.ArrayType, T.MapType)
+# ASA's anomaly detection record
+ANOMALY_RECORD = T.StructType([T.StructField("Score", T.DoubleType()),
+                               T.StructField("IsAnomaly", T.LongType())])
 
 
 @dataclass
@@ -57,7 +61,8 @@ def lower_analytics(calls: list[AnalyticCall], events: DataFrame, scope: Scope,
         result = f"asaql__r_a{k}"
         specs.append(AnalyticSpec(call.function, value, tuple(keys), when, default, call.offset,
                                   call.duration_us, result,
-                                  integral=isinstance(value_type, _INTEGRAL)))
+                                  integral=isinstance(value_type, _INTEGRAL),
+                                  model=call.model))
         fields.append(T.StructField(result, result_type, True))
         results[call] = F.from_json(F.col(result), parse) if parse is not None else F.col(result)
     return LoweredAnalytics(inputs, tuple(specs), fields, results)
@@ -72,6 +77,9 @@ def _value(call: AnalyticCall, prefix: str, scope: Scope, record: Column, events
         return prefix + "v", T.StringType(), scope.schema
     if call.arg is None:
         return None, None, None
+    if call.function in ANOMALY:  # a number in; the record out as JSON text
+        inputs[prefix + "v"] = lower_expr(call.arg, scope).try_cast("double")
+        return prefix + "v", T.DoubleType(), ANOMALY_RECORD
     if isinstance(call.arg, SystemTimestamp):
         return TIMESTAMP, T.TimestampType(), None
     column = lower_expr(call.arg, scope)
@@ -88,6 +96,8 @@ def _value(call: AnalyticCall, prefix: str, scope: Scope, record: Column, events
 
 
 def _result_type(function: str, value_type) -> T.DataType:
+    if function in ANOMALY:
+        return T.StringType()
     if function in ("isfirst", "count"):
         return T.LongType()
     if function == "avg":

@@ -97,10 +97,7 @@ class Scope:
             # ASA is schema-on-read: a field no record has is NULL, not an error.
             self.warn_missing(".".join(node.path), node.span)
             return F.lit(None)
-        column = F.col(f"`{head.name}`")
-        for part in node.path[1:]:
-            column = column.getField(part)
-        return column
+        return field_path(F.col(f"`{head.name}`"), node.path[1:], head.dataType)
 
     def warn_missing(self, name: str, span, source: str = "input record") -> None:
         if name not in self.warned:
@@ -140,16 +137,34 @@ def _(node: AliasField, scope: Scope) -> Column:
         scope.warn_missing(".".join((node.alias, *node.path)), node.span, "reference data row")
         return F.lit(None)
     column = scope.aliases[node.alias]
-    for part in node.path:
-        column = column.getField(part)
-    return column
+    return field_path(column, node.path, schema if schema is not None else scope.type_of(column))
 
 
 @lower_expr.register
 def _(node: FieldAccess, scope: Scope) -> Column:
     column = lower_expr(node.operand, scope)
-    for part in node.path:
-        column = column.getField(part)
+    return field_path(column, node.path, scope.type_of(column))
+
+
+def field_path(column: Column, path, kind: T.DataType | None) -> Column:
+    """`column.a.b`: ASA reads a field a record does not have, or a field of a value that is
+    no record, as NULL (Spark would fail the query). `kind`: the column's type (None: not
+    known here, e.g. inside a Spark lambda; then Spark resolves the path)."""
+    for part in path:
+        if kind is None:
+            column = column.getField(part)
+        elif isinstance(kind, T.StructType):
+            field = next((f for f in kind.fields if f.name.lower() == part.lower()), None)
+            if field is None:
+                return F.lit(None)
+            column, kind = column.getField(field.name), field.dataType
+        elif isinstance(kind, T.MapType) and isinstance(kind.keyType, T.StringType):
+            column, kind = F.try_element_at(column, F.lit(part)), kind.valueType
+        elif isinstance(kind, T.VariantType):  # JSON_PARSE's value: the field, if it has one
+            quoted = part.replace("\\", "\\\\").replace("'", "\\'")
+            column = F.try_variant_get(column, f"$['{quoted}']", "variant")
+        else:
+            return F.lit(None)
     return column
 
 
@@ -188,7 +203,9 @@ def _(node: E.UnaryOp, scope: Scope) -> Column:
     if node.op == "-":
         return -operand
     if node.op == "~":
-        return F.bitwise_not(operand)
+        if isinstance(scope.type_of(operand), T.BooleanType):
+            return ~operand  # ~ of a bit is a bit
+        return F.bitwise_not(_as_bigint(operand, scope))
     return operand
 
 
@@ -199,7 +216,35 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
     if node.op in _COMPARISONS:
         left, right = _as_numbers_if_mixed(left, right, scope)
+    if node.op in _BITWISE:
+        return _bitwise(node.op, left, right, scope)
     return _BINARY[node.op](left, right)
+
+
+_BITWISE = {"&": "AND", "|": "OR", "^": "XOR"}
+
+
+def _bitwise(op: str, left: Column, right: Column, scope: Scope) -> Column:
+    """T-SQL's bitwise operators: two bits give a bit; otherwise both sides as bigints (a bit
+    is 0 or 1, text that is a whole number converts, anything else gives NULL)."""
+    if all(isinstance(scope.type_of(side), T.BooleanType) for side in (left, right)):
+        return left & right if op == "&" else left | right if op == "|" else left != right
+    return _BINARY[op](_as_bigint(left, scope), _as_bigint(right, scope))
+
+
+def _as_bigint(value: Column, scope: Scope) -> Column:
+    kind = scope.type_of(value)
+    if kind is None:  # not known here (inside a Spark lambda): as it is
+        return value
+    if isinstance(kind, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return value.cast("bigint")
+    if isinstance(kind, T.BooleanType):
+        return value.cast("bigint")
+    if isinstance(kind, (T.FloatType, T.DoubleType, T.DecimalType)):
+        return F.when(value == F.floor(value), value.cast("bigint"))
+    if isinstance(kind, T.StringType):
+        return F.trim(value).try_cast("bigint")
+    return F.lit(None).cast("bigint")
 
 
 _COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")

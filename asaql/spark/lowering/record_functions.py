@@ -86,6 +86,10 @@ def _metadata_property(args, call, scope) -> Column:
     if prop == "EventProcessedUtcTime":  # a topic's events carry it; a file's: this batch's
         return F.col(PROCESSED_FIELD) if columns is not None and PROCESSED_FIELD in columns \
             else F.current_timestamp()
+    if prop == "EventId":  # unique and the same on a replay: where the event was read (the
+        # file or topic, the line or offset, the element of a JSON array)
+        return F.concat_ws(":", F.col(C.FILE), F.shiftright(F.col(C.LINE), ELEMENT_BITS),
+                           F.col(C.LINE).bitwiseAND((1 << ELEMENT_BITS) - 1))
     if prop in ("Offset", "SequenceNumber"):  # the Kafka offset (NULL for a file's events)
         return F.when(F.col(C.FILE).startswith(KAFKA_FILE_PREFIX),
                       F.shiftright(F.col(C.LINE), ELEMENT_BITS))
@@ -99,7 +103,14 @@ def _metadata_property(args, call, scope) -> Column:
     return F.lit(None).cast("string")
 
 
+def _json_parse(args, call, scope) -> Column:
+    """JSON_PARSE(text): the record (or array, or value) the JSON text holds, as a Spark
+    variant (its shape is known per event only); text that is no JSON gives NULL."""
+    return F.try_parse_json(args[0].cast("string"))
+
+
 RECORD_FUNCTIONS: dict = {
+    "json_parse": _json_parse,
     "getrecordpropertyvalue": _record_property,
     "getarrayelement": _array_element,
     "getarraylength": _array_length,

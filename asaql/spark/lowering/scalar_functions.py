@@ -271,14 +271,30 @@ def _typed(function) -> Lowering:
 
 
 def _round(args, call, scope) -> Column:
-    # half away from zero, negative lengths round left of the point (the length is a
-    # constant: checked by the analysis); a non-zero third argument truncates (T-SQL)
+    # half away from zero, negative lengths round left of the point; a non-zero third
+    # argument truncates (T-SQL)
     value, length = args[0], args[1].cast("int")
-    rounded = F.round(value, length)
+    constant = isinstance(call.args[1], E.Literal)
+    rounded = _per_length(lambda n: F.round(value, n), length, value, constant)
     if len(args) == 3:
-        truncated = F.when(value >= 0, F.floor(value, length)).otherwise(F.ceil(value, length))
+        truncated = _per_length(lambda n: F.when(value >= 0, F.floor(value, n))
+                                .otherwise(F.ceil(value, n)), length, value, constant)
         rounded = F.when(args[2] == 0, rounded).otherwise(truncated)
     return _same_type(rounded, value, scope)
+
+
+_LENGTHS = range(-18, 19)  # beyond: a bigint or a double is unchanged, or rounds to 0
+
+
+def _per_length(function, length: Column, value: Column, constant: bool) -> Column:
+    """Spark rounds to a scale fixed when the query compiles: a length read from the event
+    picks one of the scales ASA's values can have."""
+    if constant:
+        return function(length)
+    picked = F.when(length > _LENGTHS[-1], value).when(length < _LENGTHS[0], value * 0)
+    for n in _LENGTHS:
+        picked = picked.when(length == n, function(n))
+    return picked
 
 
 def _log(args, call, scope) -> Column:

@@ -20,8 +20,9 @@ from asaql.runtime import columns as C
 from asaql.runtime.join import JoinSpec, JoinStep
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.keys import key_text, partners_type
+from asaql.spark.declared_schema import declared_struct
 from asaql.spark.sources import (
-    apply_step, policy_settings, read_source, record_json, stamp_events,
+    apply_step, declared_of, policy_settings, read_source, record_json, stamp_events,
 )
 
 
@@ -69,9 +70,10 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                                                    (group.node.input, group.node.right), given):
         side = side if side is not None else \
             read_source(spark, source, path, schema, control, max_files_per_trigger)
-        scope = Scope(schema, frame=side)
+        scope = Scope(declared_struct(schema, declared_of(source)), frame=side)
         sides.append((scope, stamp_events(side, source, scope)))
     (left_scope, left), (right_scope, right) = sides
+    left_schema, right_schema = left_scope.schema, right_scope.schema
     # The right input's fields are read as the join's alias (ON's keys name them so).
     right_scope.aliases = {join.alias: F.struct(*[F.col(f"`{f.name}`")
                                                   for f in right_schema.fields])}

@@ -150,7 +150,15 @@ def _project(columns, scope: Scope) -> list[Column]:
     out: list[Column] = []
     names: set[str] = set()
     for column in columns:
-        if isinstance(column, AllFields):
+        if isinstance(column, AllFields) and column.record is not None:
+            # `x.y.*`: the record's fields as columns (none when the value is no record)
+            record = lower_expr(column.record, scope)
+            kind = scope.type_of(record)
+            for f in kind.fields if isinstance(kind, T.StructType) else ():
+                if f.name.lower() not in names:
+                    names.add(f.name.lower())
+                    out.append(record.getField(f.name).alias(f.name))
+        elif isinstance(column, AllFields):
             # ASA: a field of `*` whose name an earlier column has is left out.
             fields = scope.alias_schemas.get(column.alias, T.StructType()).fields if column.alias \
                 else scope.schema.fields

@@ -30,7 +30,10 @@ from asaql.spark.lowering.windowing import (
 from asaql.spark.operators.joins import JoinGroup, join_stream
 from asaql.spark.operators.native_step import NativeStep, native_reason
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
-from asaql.spark.sources import apply_step, policy_settings, read_source, record_json, stamp_events
+from asaql.spark.declared_schema import declared_struct
+from asaql.spark.sources import (
+    apply_step, declared_of, policy_settings, read_source, record_json, stamp_events,
+)
 
 
 @dataclass
@@ -122,6 +125,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     references = references or {}
     if events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
+    schema = declared_struct(schema, declared_of(group.source))
     scope = Scope(schema, frame=events)
     scope.references = references
     if not group.stateful:

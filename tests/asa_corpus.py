@@ -1,0 +1,82 @@
+"""The real-world ASA queries of ../shared/asa-corpus/ (never copied into the project): each
+one checked as `asaql check` does, and lowered to its Spark plan over empty inputs whose schema
+holds the fields the query reads."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+CORPUS = Path(os.environ.get("ASAQL_CORPUS",
+                             Path(__file__).resolve().parents[2] / "shared" / "asa-corpus"))
+
+
+@dataclass(frozen=True)
+class CorpusQuery:
+    file: str
+    text: str
+    valid: bool
+    references: tuple[str, ...]
+
+
+def corpus_queries() -> list[CorpusQuery]:
+    index = json.loads((CORPUS / "index.json").read_text(encoding="utf-8"))
+    return [CorpusQuery(e["file"], (CORPUS / "queries" / e["file"]).read_text(encoding="utf-8"),
+                        e["valid_asa"], tuple(e["reference"])) for e in index]
+
+
+def check_errors(query: CorpusQuery) -> list:
+    """`asaql check`'s errors for the query (its reference inputs named as such)."""
+    from asaql.diagnose import check_query
+
+    return check_query(query.text, references=dict.fromkeys(query.references)).errors
+
+
+def plan_problem(spark, query: CorpusQuery) -> str | None:
+    """Lower the query as `asaql run` would, over empty inputs; None when it plans, else the
+    first line of the error."""
+    from pyspark.sql import types as T
+
+    from asaql.api import spark_plans  # noqa: F401 (the public path; execute's is below)
+    from asaql.compiler import compile_query
+    from asaql.diagnose import _fields_read
+    from asaql.runner import RunOptions
+    from asaql.spark.execute import spark_plans as plans
+
+    compiled = compile_query(query.text, references=query.references)
+    fields: dict[str, dict] = {}
+    for statement in compiled.statements:
+        for node, source in _fields_read(statement):
+            level = fields.setdefault(source.lower(), {})
+            for part in node.path:
+                level = level.setdefault(part.lower(), {"": part})
+
+    def struct(tree: dict) -> T.StructType:
+        return T.StructType([T.StructField(branch[""], struct(branch) if len(branch) > 1
+                                           else T.StringType())
+                             for key, branch in tree.items() if key])
+
+    def record(tree: dict) -> dict:
+        return {branch[""]: record(branch) if len(branch) > 1 else "x"
+                for key, branch in tree.items() if key}
+
+    with tempfile.TemporaryDirectory(prefix="asaql-corpus-") as work:
+        inputs, references, schemas = {}, {}, {}
+        for number, alias in enumerate(compiled.input_names):
+            path = Path(work) / f"input-{number}.jsonl"
+            path.write_text("")
+            inputs[alias] = str(path)
+            schemas[alias] = struct(fields.get(alias.lower(), {}))
+        for number, alias in enumerate(compiled.reference_names):
+            path = Path(work) / f"reference-{number}.jsonl"
+            path.write_text(json.dumps(record(fields.get(alias.lower(), {})) or {"x": "x"}) + "\n")
+            references[alias] = str(path)
+        try:
+            plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references), spark,
+                  schemas)
+        except Exception as error:  # noqa: BLE001 — the test reports what Spark said
+            return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+    return None

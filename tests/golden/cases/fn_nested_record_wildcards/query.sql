@@ -1,0 +1,1 @@
+SELECT id, Location.*, i.a.b.*, v.* INTO out FROM input i

@@ -1,0 +1,1 @@
+SELECT id, ROUND(x, n) AS r, ROUND(x, n, 1) AS t INTO out FROM input
