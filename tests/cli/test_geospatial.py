@@ -77,3 +77,36 @@ def test_a_wrong_number_of_arguments_is_an_error_at_its_position(call, message):
         compile_query(f"SELECT\n    {call} AS v\nFROM input")
     assert message in str(caught.value)
     assert (caught.value.span.line, caught.value.span.column) == (2, 5)
+
+
+def _inside(x: float, y: float, ring: list[tuple[float, float]]) -> bool:
+    """The crossing-number test, in plain Python: the reference the Spark expressions meet."""
+    inside = False
+    for (px, py), (qx, qy) in zip(ring, ring[1:]):
+        if (py > y) != (qy > y) and x < (qx - px) * (y - py) / (qy - py) + px:
+            inside = not inside
+    return inside
+
+
+def test_random_points_in_wkt_geofences_match_a_plain_crossing_number_test(spark, tmp_path):
+    import math
+    import random
+
+    rng = random.Random(7)
+    fences = {}
+    for site in range(6):  # 13-sided polygons, as ASA's building outlines, side by side
+        cx, cy, r = -122.2 + site * 0.01, 47.6, 0.004 + 0.001 * rng.random()
+        ring = [(cx + r * math.cos(2 * math.pi * k / 13) * (1 + 0.3 * rng.random()),
+                 cy + r * math.sin(2 * math.pi * k / 13)) for k in range(13)]
+        fences[site] = ring + ring[:1]
+    sites = tmp_path / "sites.jsonl"
+    sites.write_text("".join(json.dumps({"SiteID": s, "Geofence": "POLYGON((" + ", ".join(
+        f"{x!r} {y!r}" for x, y in ring) + "))"}) + "\n" for s, ring in fences.items()))
+    events = [{"id": i, "pos": {"type": "Point", "coordinates": [
+        -122.205 + rng.random() * 0.06, 47.6 + (rng.random() - 0.5) * 0.01]}} for i in range(500)]
+    rows = _run(tmp_path, "SELECT e.id, s.SiteID INTO out FROM input e JOIN Sites s "
+                          "ON ST_WITHIN(e.pos, s.Geofence) = 1", events, {"Sites": str(sites)})
+    expected = {(e["id"], s) for e in events for s, ring in fences.items()
+                if _inside(*e["pos"]["coordinates"], ring)}
+    assert len(expected) > 100  # the points do fall inside some fences
+    assert {(row["id"], row["SiteID"]) for row in rows} == expected
