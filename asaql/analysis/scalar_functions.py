@@ -38,6 +38,9 @@ SIGNATURES: dict[str, tuple[int, int | None]] = {
     # records, arrays, input metadata
     "getrecordpropertyvalue": (2, 2), "getarrayelement": (2, 2), "getarraylength": (1, 1),
     "getmetadatapropertyvalue": (2, 2), "json_parse": (1, 1),
+    # geospatial (a polygon: at least three points, the first repeated last)
+    "createpoint": (2, 2), "createlinestring": (2, ANY), "createpolygon": (3, ANY),
+    "st_distance": (2, 2), "st_within": (2, 2), "st_intersects": (2, 2), "st_overlaps": (2, 2),
 }
 
 # ASA's date parts and their abbreviations (DATEADD, DATEDIFF, DATEPART, DATENAME) → the name.
