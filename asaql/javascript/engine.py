@@ -83,6 +83,19 @@ var __asaql = (function () {
       }
       return "[" + out.join(",") + "]";
     },
+    // groups: a JSON array of windows, each an array of [value, timestamp] in event order →
+    // a JSON array of each window's computeResult()
+    aggregate(Uda, groups) {
+      const windows = JSON.parse(groups, revive);
+      const out = new Array(windows.length);
+      for (let i = 0; i < windows.length; i++) {
+        const uda = new Uda();
+        if (typeof uda.init === "function") uda.init();
+        for (const [value, timestamp] of windows[i]) uda.accumulate(value, timestamp);
+        out[i] = encode(uda.computeResult());
+      }
+      return "[" + out.join(",") + "]";
+    },
     revive, encode, reason,
   };
 })();
@@ -161,6 +174,12 @@ class Engine:
             for failed, value in from_json(answer):
                 out.append((None, str(value)) if failed else (value, None))
         return out
+
+
+    def aggregate_groups(self, text: str, groups: int) -> list:
+        """Each window's result (a UDA); what it throws stops the run."""
+        return from_json(self._eval(f"__asaql.aggregate(__asaql_fn, {json.dumps(text)})",
+                                    f"on {groups} windows"))
 
 
 def _default(value):

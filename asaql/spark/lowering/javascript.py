@@ -38,6 +38,18 @@ def declared(name: str, span=None) -> JsFunction:
     return function
 
 
+def output_spark_type(output_type: str) -> T.DataType:
+    return _SPARK_TYPES.get(output_type, T.StringType())
+
+
+def declared_aggregate(name: str, span=None) -> JsFunction:
+    function = declared(name, span)
+    if not function.aggregate:
+        raise ConfigurationError(f"{name}() is a scalar function in {function.path} (Type: "
+                                 "Scalar): call it as udf.NAME", span)
+    return function
+
+
 def lower_udf(call, args: list[Column], scope) -> Column:
     function = declared(call.name.name, call.span)
     if function.aggregate:
