@@ -77,7 +77,8 @@ class Query:
                       partition: str = "PartitionId", order: str | None = None,
                       references: dict | None = None, kafka_config: str | None = None,
                       kafka_settings: dict | None = None, start="earliest",
-                      follow: bool = False, checkpoint: str | None = None) -> dict:
+                      follow: bool = False, checkpoint: str | None = None,
+                      functions=None) -> dict:
         """A DataFrame per output alias over the given inputs (alias → a DataFrame, or a topic).
 
         Each input row is an event: its columns the payload; `arrival` names its arrival time
@@ -134,8 +135,9 @@ class Query:
             errors: str = "asaql-errors.jsonl", references: dict | None = None,
             partition_keys: dict | None = None, kafka_group: str | None = None,
             kafka_connector: str = "python", max_events_per_trigger: int | None = None,
-            metrics: str | None = None):
+            metrics: str | None = None, functions=None):
         """Run the query as `asaql run` does; → its counts (asaql.spark.sink.RunCounts).
+        `functions`: the folder of the job's JavaScript functions (as `--functions`).
 
         `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
         connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder or a
@@ -177,12 +179,21 @@ class Query:
                                        "reference"),
             metrics_path=metrics, kafka_start=start_position(start), output_keys=keys,
             max_events_per_trigger=max_events_per_trigger, kafka_group=kafka_group,
-            kafka_connector=kafka_connector)
+            kafka_connector=kafka_connector, functions=_functions(functions))
         if spark is None:
             from asaql.spark.session import build_session
 
             spark = build_session()
         return run_query(self.compiled, options, spark=spark)
+
+
+def _functions(functions) -> dict:
+    """A folder of NAME.js and NAME.js.json files (`--functions`), or what read_functions gave."""
+    from asaql.javascript.definitions import read_functions
+
+    if functions is None or isinstance(functions, dict):
+        return dict(functions or {})
+    return read_functions(str(functions))
 
 
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],

@@ -8,6 +8,8 @@ stops the job: a window's result has no one event to set aside. No pyspark."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
@@ -28,10 +30,11 @@ def compute_uda(spec, members: pd.DataFrame, gid: np.ndarray, groups: int) -> pd
                         if c in members][::-1] + [gid])
     values = members[spec.json_column].to_numpy()[order]  # "[value]": to_json of one element
     stamps = _millis(members["ts"])[order]
+    tag = json.dumps(DATE_TAG)  # escaped: JSON text holds no raw control character
     events: list[list[str]] = [[] for _ in range(groups)]
     for group, value, stamp in zip(gid[order], values, stamps):
         inner = value[1:-1] if isinstance(value, str) and len(value) > 2 else "null"
-        events[group].append(f'[{inner},{{"{DATE_TAG}":{int(stamp)}}}]')
+        events[group].append(f'[{inner},{{{tag}:{int(stamp)}}}]')
     text = "[" + ",".join("[" + ",".join(e) + "]" for e in events) + "]"
     engine = engine_for(spec.function, spec.script, time_limit())
     out = []

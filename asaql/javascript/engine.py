@@ -160,9 +160,11 @@ class Engine:
             if isinstance(error, JSOOMException) or self.context.was_hard_memory_limit_reached():
                 raise JavaScriptError(f"{self.name} used more than {MEMORY_LIMIT >> 20} MB "
                                       f"{doing}") from None
-            first = str(error).strip().splitlines()
+            lines = [line.strip() for line in str(error).splitlines()
+                     if re.match(r"\s*\w*(Error|Exception)\b|\s*Uncaught", line)]
+            why = lines[0] if lines else (str(error).strip().splitlines() or [""])[0]
             raise JavaScriptError(f"{self.name}: {doing} failed: "
-                                  f"{first[-1] if first else type(error).__name__}") from None
+                                  f"{why or type(error).__name__}") from None
 
     def call_rows(self, rows: list[list]) -> list[tuple[object, str | None]]:
         """Each row's arguments → (value, None), or (None, the reason) when the call threw."""

@@ -174,3 +174,15 @@ def test_udas_over_windows_run_on_the_general_step(spark, tmp_path):
     assert json.loads(got[0]["ids"]) == [[1, "2021-01-01T00:00:01.000Z"],
                                          [2, "2021-01-01T00:00:02.000Z"],
                                          [3, "2021-01-01T00:00:03.000Z"]]
+
+
+def test_the_api_embeds_a_udf_with_its_functions(spark, tmp_path):
+    import asaql
+
+    functions = write_functions(tmp_path / "Functions", ["hex2Int"])
+    query = asaql.compile("SELECT id, udf.hex2Int(HexValue) AS d INTO output FROM input")
+    events = spark.createDataFrame([(1, "B4"), (2, "ff")], "id long, HexValue string")
+    with pytest.raises(asaql.errors.ConfigurationError, match="--functions DIR"):
+        query.to_dataframes(spark, {"input": events})
+    frames = query.to_dataframes(spark, {"input": events}, functions=functions)
+    assert sorted((r["id"], r["d"]) for r in frames["output"].collect()) == [(1, 180), (2, 255)]

@@ -122,3 +122,28 @@ def test_a_query_runs_only_with_its_functions(tmp_path):
         require_functions(compiled, {})
     _write(tmp_path, "hex2Int", HEX2INT)
     require_functions(compiled, read_functions(str(tmp_path)))
+
+
+def test_a_uda_accumulates_each_window_in_event_order_with_its_timestamp():
+    import numpy as np
+    import pandas as pd
+
+    from asaql.runtime.aggregates import AggregateSpec, compute
+
+    script = ("function main() { this.init = function () { this.s = []; };\n"
+              "  this.accumulate = function (v, t) { this.s.push([v, t.toISOString()]); };\n"
+              "  this.computeResult = function () { return this.s; }; }")
+    spec = AggregateSpec(function="uda.c", column="c", json_column="j", script=script,
+                         output_type="array")
+    members = pd.DataFrame({
+        "j": ['[{"a":1}]', "[2]", "[null]"], "arrival": [2, 1, 3], "file": [0, 0, 0],
+        "line": [1, 2, 3], "ts": pd.to_datetime(["2021-01-01T00:00:02Z", "2021-01-01T00:00:01Z",
+                                                 "2021-01-01T00:00:03Z"])})
+    got = compute(spec, members, np.array([0, 0, 1]), 2).tolist()
+    assert got == ['[[2,"2021-01-01T00:00:01.000Z"],[{"a":1},"2021-01-01T00:00:02.000Z"]]',
+                   '[[null,"2021-01-01T00:00:03.000Z"]]']
+    throwing = AggregateSpec(function="uda.d", column="c", json_column="j", output_type="any",
+                             script="function main() { this.accumulate = function () {"
+                                    " throw new Error('bad'); }; }")
+    with pytest.raises(JavaScriptError, match="uda.d: on 2 windows failed: Error: bad"):
+        compute(throwing, members, np.array([0, 0, 1]), 2)
