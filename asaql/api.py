@@ -89,15 +89,22 @@ class Query:
         is read by asaql's Kafka source with ASA's Event Hub metadata, as `asaql run` reads
         it, from `start`, with `kafka_config`/`kafka_settings`; without `follow` up to the end
         offsets found at start, where every window closes.
-        `references`: reference data alias → a JSON-lines or CSV file.
+        `references`: reference data alias → a JSON-lines or CSV file. `functions`: the
+        folder of the job's JavaScript functions (as `--functions`).
         A query with stages (two stateful steps in a row) has its first parts written to stage
         folders under `checkpoint` (default: a new temporary folder), by streaming queries
         started here and named `asaql_stage_…` (over batch inputs: written at once); each
         output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
+        from asaql.javascript.definitions import require_functions
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead
+        from asaql.spark.lowering.javascript import declare_functions
+
+        job_functions = _functions(functions)  # the folder of the job's JavaScript functions
+        require_functions(self.compiled, job_functions)
+        declare_functions(job_functions)
 
         position = start_position(start)
         given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,

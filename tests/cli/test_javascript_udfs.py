@@ -186,3 +186,24 @@ def test_the_api_embeds_a_udf_with_its_functions(spark, tmp_path):
         query.to_dataframes(spark, {"input": events})
     frames = query.to_dataframes(spark, {"input": events}, functions=functions)
     assert sorted((r["id"], r["d"]) for r in frames["output"].collect()) == [(1, 180), (2, 255)]
+
+
+def test_a_project_runs_the_functions_of_its_functions_folder(spark, tmp_path):
+    from asa_project import local_input, output, stream_input, write_project
+
+    events = tmp_path / "in.jsonl"
+    events.write_text("".join(json.dumps(e) + "\n" for e in EVENTS))
+    project = write_project(
+        tmp_path / "Hex", "SELECT id, UDF.hex2Int(HexValue) AS Decimal INTO output FROM input",
+        inputs={"input.json": stream_input("input", "Blob Storage"),
+                "local_input.json": local_input("input", str(events))},
+        outputs={"output.json": output("output")})
+    write_functions(project / "Functions", ["hex2Int"])
+    result = CliRunner().invoke(cli, ["run", str(project), "--errors",
+                                      str(tmp_path / "errors.jsonl")])
+    assert result.exit_code == 0, result.stderr + result.output
+    got = [json.loads(line) for part in sorted((project / "LocalRunOutputs" / "output")
+                                               .glob("part-*"))
+           for line in part.read_text().splitlines()]
+    assert sorted((r["id"], r["Decimal"]) for r in got) == [(1, 180), (2, None), (3, 255),
+                                                            (4, 16)]
