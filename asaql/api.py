@@ -96,7 +96,7 @@ class Query:
         started here and named `asaql_stage_…` (over batch inputs: written at once); each
         output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
-        from asaql.javascript.definitions import require_functions
+        from asaql.job_functions import require_functions
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead

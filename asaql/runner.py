@@ -62,7 +62,7 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     run writes can be written, and a --checkpoint is this query's (or new). `file://` URIs in
     the options become local paths first (asaql/locations.py)."""
     localize_locations(options)
-    from asaql.javascript.definitions import require_functions
+    from asaql.job_functions import require_functions
 
     require_functions(compiled, options.functions)
     missing = [name for name in compiled.input_names if name not in options.inputs]

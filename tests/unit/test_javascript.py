@@ -10,7 +10,8 @@ import pytest
 
 from asaql.compiler import compile_query
 from asaql.errors import ConfigurationError
-from asaql.javascript.definitions import read_functions, require_functions
+from asaql.javascript.definitions import read_functions
+from asaql.job_functions import require_functions
 from asaql.javascript.engine import JavaScriptError, engine_for
 from asaql.javascript.values import as_output
 
