@@ -157,7 +157,11 @@ def test_udas_over_windows_run_on_the_general_step(spark, tmp_path):
     (tmp_path / "q.sql").write_text(
         "SELECT uda.collectIds(id) AS ids, uda.hexTotal(HexValue) AS total, COUNT(*) AS n,\n"
         "  System.Timestamp() AS w\n"
-        "INTO output FROM input TIMESTAMP BY t GROUP BY TumblingWindow(minute, 1)")
+        "INTO output FROM input TIMESTAMP BY t GROUP BY TumblingWindow(minute, 1)\n"
+        # the shape of corpus query 214: a UDA over a sliding window, with HAVING
+        "SELECT uda.collectIds(id) AS ids, COUNT(*) AS n, System.Timestamp() AS w\n"
+        "INTO sliding FROM input TIMESTAMP BY t GROUP BY SlidingWindow(minute, 2)\n"
+        "HAVING COUNT(*) >= 2")
     events = tmp_path / "in.jsonl"
     events.write_text("".join(json.dumps({**e, "EventEnqueuedUtcTime": e["t"]}) + "\n"
                               for e in EVENTS))
@@ -165,6 +169,7 @@ def test_udas_over_windows_run_on_the_general_step(spark, tmp_path):
     assert "general step" in explained.output, explained.output
     result = CliRunner().invoke(cli, ["run", str(tmp_path / "q.sql"), "--input", f"input={events}",
                                       "--output", f"output={tmp_path / 'out.jsonl'}",
+                                      "--output", f"sliding={tmp_path / 'sliding.jsonl'}",
                                       "--functions", str(functions)])
     assert result.exit_code == 0, result.stderr + result.output
     got = sorted(rows(tmp_path / "out.jsonl"), key=lambda r: r["w"])
@@ -174,6 +179,12 @@ def test_udas_over_windows_run_on_the_general_step(spark, tmp_path):
     assert json.loads(got[0]["ids"]) == [[1, "2021-01-01T00:00:01.000Z"],
                                          [2, "2021-01-01T00:00:02.000Z"],
                                          [3, "2021-01-01T00:00:03.000Z"]]
+    # every sliding window's UDA saw exactly the events COUNT(*) counted, in event order
+    sliding = rows(tmp_path / "sliding.jsonl")
+    assert sliding and all(r["n"] >= 2 for r in sliding)
+    for r in sliding:
+        ids = [event_id for event_id, _ in json.loads(r["ids"])]
+        assert len(ids) == r["n"] and ids == sorted(ids), r
 
 
 def test_the_api_embeds_a_udf_with_its_functions(spark, tmp_path):
