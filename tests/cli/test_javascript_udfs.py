@@ -21,6 +21,7 @@ FUNCTIONS = {  # name → (script, OutputType): ASA's samples and a few of our o
     "strict": ("function main(x) { if (x === 'zz') throw new Error('not hex: ' + x);\n"
                "  return x.toUpperCase(); }", "any"),
     "spin": ("function main(x) { while (true) {} }", "any"),
+    "chars": ("function main(x) { return x.split(''); }", "array"),
 }
 EVENTS = [
     {"id": 1, "HexValue": "B4", "t": "2021-01-01T00:00:01Z", "payload": '{"car": {"name": "a"}}',
@@ -64,13 +65,15 @@ def test_asa_samples_run_per_event_and_a_throwing_call_sets_its_row_aside(spark,
     before = datetime.now(timezone.utc)
     result = run(tmp_path, "SELECT id, udf.hex2Int(HexValue) AS Decimal,\n"
                  "  udf.getCurrentDateTime('') AS processedAt2, udf.parseJson(payload) AS parsed,\n"
-                 "  udf.json_stringify(data) AS InputEvent, UDF.Strict(HexValue) AS upper\n"
+                 "  udf.json_stringify(data) AS InputEvent, UDF.Strict(HexValue) AS upper,\n"
+                 "  GetArrayElement(udf.chars(HexValue), 1) AS second\n"
                  "INTO output FROM input",
-                 ["hex2Int", "getCurrentDateTime", "parseJson", "json_stringify", "strict"])
+                 ["hex2Int", "getCurrentDateTime", "parseJson", "json_stringify", "strict",
+                  "chars"])
     assert result.exit_code == 0, result.stderr + result.output
     got = sorted(rows(tmp_path / "out.jsonl"), key=lambda r: r["id"])
-    assert [(r["id"], r["Decimal"], r["upper"], r["parsed"]) for r in got] == [
-        (1, 180, "B4", '{"car":{"name":"a"}}'), (3, 255, "FF", "{}")]
+    assert [(r["id"], r["Decimal"], r["upper"], r["parsed"], r["second"]) for r in got] == [
+        (1, 180, "B4", '{"car":{"name":"a"}}', "4"), (3, 255, "FF", "{}", "f")]
     assert json.loads(got[0]["InputEvent"]) == {"DataString": "x", "DataValue": 1}
     assert got[1]["InputEvent"] == "null"  # NULL in is null to JavaScript: JSON.stringify(null)
     for row in got:
@@ -175,15 +178,16 @@ def test_udas_over_windows_run_on_the_general_step(spark, tmp_path):
     got = sorted(rows(tmp_path / "out.jsonl"), key=lambda r: r["w"])
     assert [(r["w"], r["n"], r["total"]) for r in got] == [
         ("2021-01-01T00:01:00.0000000Z", 3, 180 + 255), ("2021-01-01T00:02:00.0000000Z", 1, 16)]
-    # each event's value and System.Timestamp, in event order
-    assert json.loads(got[0]["ids"]) == [[1, "2021-01-01T00:00:01.000Z"],
+    # each event's value and System.Timestamp, in event order; an array's elements are text
+    # (JSON where they are not Strings), so GetArrayElements and CROSS APPLY can read them
+    assert [json.loads(e) for e in got[0]["ids"]] == [[1, "2021-01-01T00:00:01.000Z"],
                                          [2, "2021-01-01T00:00:02.000Z"],
                                          [3, "2021-01-01T00:00:03.000Z"]]
     # every sliding window's UDA saw exactly the events COUNT(*) counted, in event order
     sliding = rows(tmp_path / "sliding.jsonl")
     assert sliding and all(r["n"] >= 2 for r in sliding)
     for r in sliding:
-        ids = [event_id for event_id, _ in json.loads(r["ids"])]
+        ids = [json.loads(element)[0] for element in r["ids"]]
         assert len(ids) == r["n"] and ids == sorted(ids), r
 
 

@@ -20,6 +20,8 @@ from asaql.javascript.engine import time_limit
 _SPARK_TYPES = {"bigint": T.LongType(), "float": T.DoubleType(), "datetime": T.TimestampType(),
                 "bit": T.BooleanType()}  # any other output type: text
 
+ARRAY_TYPE = T.ArrayType(T.StringType())
+
 _DECLARED: dict[str, JsFunction] = {}  # `udf.name` / `uda.name` (lower case) → its function
 
 
@@ -72,4 +74,7 @@ def lower_udf(call, args: list[Column], scope) -> Column:
     where = f" (line {call.span.line}, column {call.span.column})" if call.span else ""
     scope.record_failure(result.getField("error").isNotNull(),
                          F.concat(result.getField("error"), F.lit(where)))
-    return result.getField("value")
+    value = result.getField("value")
+    # an array's elements as text (a String as itself, anything else as JSON): GetArrayElements
+    # and CROSS APPLY read it; a record or `any` stays JSON text (one Spark type per column)
+    return F.from_json(value, ARRAY_TYPE) if function.output_type == "array" else value

@@ -104,7 +104,8 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
         step_type, final = _result_type(call, spec, types, scope.schema)
         fields.append(T.StructField(name, step_type, True))
-        finish.append(F.from_json(F.col(name), final) if call.function in _JSON_RESULTS
+        finish.append(F.from_json(F.col(name), final) if (call.function in _JSON_RESULTS
+                                                          or spec.script is not None)
                       and step_type == T.StringType() and final != T.StringType() else F.col(name))
     spec = StatementSpec(
         index=index, window=aggregate.window,
@@ -208,7 +209,7 @@ def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_t
         from asaql.spark.lowering.javascript import output_spark_type
 
         kind = output_spark_type(spec.output_type)
-        return kind, kind
+        return kind, T.ArrayType(T.StringType()) if spec.output_type == "array" else kind
     element = record_type if call.arg is None else argument
     if function == "topone":
         return (argument, argument) if call.arg is not None else (T.StringType(), record_type)
