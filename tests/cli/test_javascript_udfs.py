@@ -66,7 +66,8 @@ def test_asa_samples_run_per_event_and_a_throwing_call_sets_its_row_aside(spark,
     result = run(tmp_path, "SELECT id, udf.hex2Int(HexValue) AS Decimal,\n"
                  "  udf.getCurrentDateTime('') AS processedAt2, udf.parseJson(payload) AS parsed,\n"
                  "  udf.json_stringify(data) AS InputEvent, UDF.Strict(HexValue) AS upper,\n"
-                 "  GetArrayElement(udf.chars(HexValue), 1) AS second\n"
+                 "  GetArrayElement(udf.chars(HexValue), 1) AS second,\n"
+                 "  udf.json_stringify(input) AS whole\n"
                  "INTO output FROM input",
                  ["hex2Int", "getCurrentDateTime", "parseJson", "json_stringify", "strict",
                   "chars"])
@@ -76,6 +77,9 @@ def test_asa_samples_run_per_event_and_a_throwing_call_sets_its_row_aside(spark,
         (1, 180, "B4", '{"car":{"name":"a"}}', "4"), (3, 255, "FF", "{}", "f")]
     assert json.loads(got[0]["InputEvent"]) == {"DataString": "x", "DataValue": 1}
     assert got[1]["InputEvent"] == "null"  # NULL in is null to JavaScript: JSON.stringify(null)
+    # the input's alias as an argument is the whole event (ASA's sample, corpus query 339)
+    assert [(json.loads(r["whole"])["id"], json.loads(r["whole"])["HexValue"]) for r in got] \
+        == [(1, "B4"), (3, "ff")]
     for row in got:
         stamp = datetime.fromisoformat(row["processedAt2"].replace("0Z", "+00:00"))
         assert before.replace(microsecond=0) <= stamp <= datetime.now(timezone.utc)
