@@ -204,7 +204,7 @@ def _functions(functions) -> dict:
 
 
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
-                references: dict[str, str]) -> dict[str, str]:
+                references: dict[str, str], functions=None) -> dict[str, str]:
     """Spark's plan of each streaming query `asaql run` would start over these files."""
     from asaql.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
@@ -213,4 +213,11 @@ def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references), spark)
+    from asaql.job_functions import require_functions
+    from asaql.spark.lowering.javascript import declare_functions
+
+    job_functions = _functions(functions)
+    require_functions(compiled, job_functions)
+    declare_functions(job_functions)
+    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
+                                      functions=job_functions), spark)
