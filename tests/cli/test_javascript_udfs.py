@@ -230,3 +230,12 @@ def test_a_project_runs_the_functions_of_its_functions_folder(spark, tmp_path):
            for line in part.read_text().splitlines()]
     assert sorted((r["id"], r["Decimal"]) for r in got) == [(1, 180), (2, None), (3, 255),
                                                             (4, 16)]
+
+
+def test_a_udf_over_applied_elements_is_a_clear_error_at_its_position(spark, tmp_path):
+    result = run(tmp_path, "SELECT e.ArrayValue AS v, udf.hex2Int(e.ArrayValue) AS d\n"
+                 "INTO output FROM input CROSS APPLY GetArrayElements(input.ids) AS e",
+                 ["hex2Int"])
+    assert result.exit_code != 0
+    assert "q.sql:1:27" in result.stderr and "not supported yet" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.functions import ArrowUDFType
 from pyspark.sql import types as T
 
-from asaql.errors import ConfigurationError
+from asaql.errors import ConfigurationError, UnsupportedFeatureError
 from asaql.javascript.batch import evaluate
 from asaql.javascript.definitions import JsFunction
 from asaql.javascript.engine import time_limit
@@ -58,6 +58,10 @@ def lower_udf(call, args: list[Column], scope) -> Column:
         raise ConfigurationError(f"{call.name.name}() is an aggregate in {function.path} "
                                  "(Type: Aggregate): call it as uda.NAME in a GROUP BY query",
                                  call.span)
+    if scope.aliases:  # a Spark lambda (APPLY's elements, a join's partner rows): no Python UDF
+        raise UnsupportedFeatureError(
+            f"{call.name.name}() over the elements of CROSS APPLY or the rows of a JOIN is not "
+            "supported yet (Spark runs no Python function inside its lambdas)", call.span)
     value_type = _SPARK_TYPES.get(function.output_type, T.StringType())
     result_type = T.StructType([T.StructField("value", value_type),
                                 T.StructField("error", T.StringType())])
