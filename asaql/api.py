@@ -77,7 +77,8 @@ class Query:
                       partition: str = "PartitionId", order: str | None = None,
                       references: dict | None = None, kafka_config: str | None = None,
                       kafka_settings: dict | None = None, start="earliest",
-                      follow: bool = False, checkpoint: str | None = None) -> dict:
+                      follow: bool = False, checkpoint: str | None = None,
+                      functions=None) -> dict:
         """A DataFrame per output alias over the given inputs (alias → a DataFrame, or a topic).
 
         Each input row is an event: its columns the payload; `arrival` names its arrival time
@@ -88,15 +89,22 @@ class Query:
         is read by asaql's Kafka source with ASA's Event Hub metadata, as `asaql run` reads
         it, from `start`, with `kafka_config`/`kafka_settings`; without `follow` up to the end
         offsets found at start, where every window closes.
-        `references`: reference data alias → a JSON-lines or CSV file.
+        `references`: reference data alias → a JSON-lines or CSV file. `functions`: the
+        folder of the job's JavaScript functions (as `--functions`).
         A query with stages (two stateful steps in a row) has its first parts written to stage
         folders under `checkpoint` (default: a new temporary folder), by streaming queries
         started here and named `asaql_stage_…` (over batch inputs: written at once); each
         output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
+        from asaql.job_functions import require_functions
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead
+        from asaql.spark.lowering.javascript import declare_functions
+
+        job_functions = _functions(functions)  # the folder of the job's JavaScript functions
+        require_functions(self.compiled, job_functions)
+        declare_functions(job_functions)
 
         position = start_position(start)
         given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,
@@ -134,8 +142,9 @@ class Query:
             errors: str = "asaql-errors.jsonl", references: dict | None = None,
             partition_keys: dict | None = None, kafka_group: str | None = None,
             kafka_connector: str = "python", max_events_per_trigger: int | None = None,
-            metrics: str | None = None):
+            metrics: str | None = None, functions=None):
         """Run the query as `asaql run` does; → its counts (asaql.spark.sink.RunCounts).
+        `functions`: the folder of the job's JavaScript functions (as `--functions`).
 
         `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
         connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder or a
@@ -177,7 +186,7 @@ class Query:
                                        "reference"),
             metrics_path=metrics, kafka_start=start_position(start), output_keys=keys,
             max_events_per_trigger=max_events_per_trigger, kafka_group=kafka_group,
-            kafka_connector=kafka_connector)
+            kafka_connector=kafka_connector, functions=_functions(functions))
         if spark is None:
             from asaql.spark.session import build_session
 
@@ -185,8 +194,17 @@ class Query:
         return run_query(self.compiled, options, spark=spark)
 
 
+def _functions(functions) -> dict:
+    """A folder of NAME.js and NAME.js.json files (`--functions`), or what read_functions gave."""
+    from asaql.javascript.definitions import read_functions
+
+    if functions is None or isinstance(functions, dict):
+        return dict(functions or {})
+    return read_functions(str(functions))
+
+
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
-                references: dict[str, str]) -> dict[str, str]:
+                references: dict[str, str], functions=None) -> dict[str, str]:
     """Spark's plan of each streaming query `asaql run` would start over these files."""
     from asaql.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
@@ -195,4 +213,11 @@ def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references), spark)
+    from asaql.job_functions import require_functions
+    from asaql.spark.lowering.javascript import declare_functions
+
+    job_functions = _functions(functions)
+    require_functions(compiled, job_functions)
+    declare_functions(job_functions)
+    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
+                                      functions=job_functions), spark)

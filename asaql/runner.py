@@ -52,6 +52,9 @@ class RunOptions:
     # "native": a source's step runs as Spark operators where it can (native_step.py), fixed
     # at a checkpoint's first run; "general": always the Python step (runtime/step.py)
     step: str = DEFAULT_STEP
+    # the job's JavaScript functions (`--functions DIR`, a project's Functions/): `udf.name` /
+    # `uda.name` (lower case) → asaql.javascript.definitions.JsFunction
+    functions: dict = field(default_factory=dict)
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -59,6 +62,9 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     run writes can be written, and a --checkpoint is this query's (or new). `file://` URIs in
     the options become local paths first (asaql/locations.py)."""
     localize_locations(options)
+    from asaql.job_functions import require_functions
+
+    require_functions(compiled, options.functions)
     missing = [name for name in compiled.input_names if name not in options.inputs]
     if missing:
         raise ConfigurationError(f"no file given for input '{missing[0]}': use --input {missing[0]}=PATH")
@@ -125,8 +131,10 @@ def _manifest(compiled: CompiledQuery, options: RunOptions) -> dict:
 def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     """Process the inputs; returns the run's counts. Imports pyspark lazily (check stays fast)."""
     from asaql.spark.execute import execute
+    from asaql.spark.lowering.javascript import declare_functions
 
     check_options(compiled, options)
+    declare_functions(options.functions)
     declare_input_formats({options.inputs[alias]: parse_input_format(text)
                            for alias, text in options.input_formats.items()
                            if not isinstance(options.inputs[alias], KafkaTopic)})

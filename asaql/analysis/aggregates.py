@@ -15,7 +15,8 @@ _PERCENTILES = {"percentile_cont", "percentile_disc"}
 
 
 def is_aggregate(node) -> bool:
-    return isinstance(node, ast.FunctionCall) and node.name.key in AGGREGATES
+    return isinstance(node, ast.FunctionCall) and (node.name.key in AGGREGATES
+                                                   or node.name.key.startswith("uda."))
 
 
 def bind_aggregate(call: ast.FunctionCall, bind: Callable) -> AggregateCall:
@@ -41,6 +42,9 @@ def bind_aggregate(call: ast.FunctionCall, bind: Callable) -> AggregateCall:
         return _ordered(call, bind, label)
     if name in _PERCENTILES:
         return _percentile(call, bind, label)
+    if name.startswith("uda."):  # a JavaScript UDA: one value per event (accumulate(value, ts))
+        _no_order(call, label)
+        return AggregateCall(function=name, arg=bind(_single_arg(call, label)), span=call.span)
     raise UnsupportedFeatureError(f"the aggregate {label} is not supported yet", call.span)
 
 

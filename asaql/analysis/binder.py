@@ -3,6 +3,7 @@ or of the step it reads; functions are checked; SELECT items get their names."""
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 
 from asaql.analysis import functions, scalar_functions
@@ -126,6 +127,8 @@ class Binder:
                 raise InvalidQueryError(f"{node.name.name.upper()}() is not allowed {where}",
                                         node.span)
             self.check_function(node)
+            if node.name.name.lower().startswith("udf.") and self.step is None:
+                node = self._whole_event_arguments(node)
         if isinstance(node, (ast.Star,)):
             raise InvalidQueryError("'*' is only allowed in a SELECT list or COUNT(*)", node.span)
         if isinstance(node, ast.MemberAccess):
@@ -137,6 +140,14 @@ class Binder:
             return access(operand, tuple(p.name for p in node.parts), node.span)
         return map_children(node, lambda child: self.bind(child, allow_system_timestamp, what,
                                                           no_aggregates, analytics))
+
+    def _whole_event_arguments(self, call: ast.FunctionCall) -> ast.FunctionCall:
+        """`UDF.f(input)`: the input's alias as an argument is the whole event (ASA's
+        JSON-stringify sample), a Field with an empty path."""
+        args = tuple(Field(path=(), span=a.span) if isinstance(a, ast.ColumnRef)
+                     and len(a.parts) == 1 and a.parts[0].key == self.alias.key else a
+                     for a in call.args)
+        return dataclasses.replace(call, args=args) if args != call.args else call
 
     def _analytic(self, node: ast.FunctionCall) -> AnalyticCall:
         if self.analytics_over_step is not None:
@@ -193,6 +204,8 @@ class Binder:
         """A scalar function asaql runs passes (its arguments are bound by the caller);
         anything else is an error at its position."""
         name = call.name.name
+        if name.lower().startswith("udf."):  # a job's JavaScript function: any arguments
+            return
         if scalar_functions.is_supported(name):
             scalar_functions.check_call(call)
             return

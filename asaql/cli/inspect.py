@@ -81,8 +81,11 @@ Examples:
               help="Add Spark's own plan of each streaming query (starts Spark; needs --input).")
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
               help="With --spark: the files whose schema the Spark plan reads.")
+@click.option("--functions", "functions_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="With --spark: the JavaScript UDFs and UDAs (a project's Functions/ by "
+                   "default).")
 def explain(query, late, ooo, early, action, job_config, references, output_format, with_spark,
-            inputs) -> None:
+            inputs, functions_dir) -> None:
     """Print the logical plan of QUERY (or of a VS Code ASA project folder's query, with its
     JobConfig.json), event-ordering policy included."""
     from asaql.plan.explain import explain_plan, plan_json
@@ -94,7 +97,8 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
     reference_paths = {**dict.fromkeys(project.reference_aliases if project else ()),
                        **reference_names(references)}
     compiled = compile_file(query, policy, tuple(reference_paths))
-    spark_plans = _spark_plans(compiled, inputs, reference_paths) if with_spark else None
+    spark_plans = _spark_plans(compiled, inputs, reference_paths,
+                               job_functions(functions_dir, project)) if with_spark else None
     if output_format == "json":
         data = plan_json(compiled.plan)
         if spark_plans is not None:
@@ -106,7 +110,13 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
         click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
 
 
-def _spark_plans(compiled, inputs, reference_paths) -> dict[str, str]:
+def job_functions(folder, project) -> dict:
+    from asaql.cli.run import job_functions as read
+
+    return read(folder, project)
+
+
+def _spark_plans(compiled, inputs, reference_paths, functions) -> dict[str, str]:
     from asaql.api import spark_plans
     from asaql.spark.failures import default_spark_log
     from asaql.spark.session import build_session
@@ -116,4 +126,5 @@ def _spark_plans(compiled, inputs, reference_paths) -> dict[str, str]:
     if missing:
         raise click.UsageError(f"--spark reads the inputs' schemas: use --input {missing[0]}=PATH")
     spark = build_session(None, spark_log=default_spark_log())
-    return spark_plans(compiled, spark, given, {a: p for a, p in reference_paths.items() if p})
+    return spark_plans(compiled, spark, given, {a: p for a, p in reference_paths.items() if p},
+                       functions)

@@ -76,12 +76,15 @@ Example:
 @click.option("--step", type=click.Choice(["native", "general"]), default=None,
               help="The stateful step of a new checkpoint: native (Spark operators, where it "
                    "covers the query) or general (Python). Default: " + DEFAULT_STEP + ".")
+@click.option("--functions", "functions_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="The job's JavaScript UDFs and UDAs: a folder of NAME.js and NAME.js.json "
+                   "(a project's Functions/ by default).")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
         output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
         checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
-        references, local, step,
+        references, local, step, functions_dir,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -135,7 +138,8 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
                          max_events_per_trigger=max_events_per_trigger,
                          output_formats=given.output_formats,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
-                         step=step or DEFAULT_STEP)
+                         step=step or DEFAULT_STEP,
+                         functions=job_functions(functions_dir, project))
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
@@ -145,6 +149,15 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
     spark = build_session(master, spark_log=default_spark_log(), remote=remote)
     counts = run_query(compiled, options, spark=spark)
     click.echo(_summary(counts, errors_path), err=True)
+
+
+def job_functions(folder: str | None, project=None) -> dict:
+    """`--functions DIR`, else a project's Functions/ folder, else none."""
+    from asaql.javascript.definitions import read_functions
+
+    if folder is None and project is not None and (project.folder / "Functions").is_dir():
+        folder = str(project.folder / "Functions")
+    return read_functions(folder) if folder is not None else {}
 
 
 def _terminal():
@@ -174,7 +187,7 @@ def _summary(counts, errors_path: str) -> str:
             f"{counts.early} early, {counts.late} late, {counts.out_of_order} out-of-order, "
             f"{counts.dropped} dropped, {counts.malformed} malformed")
     if counts.failed:
-        text += f", {counts.failed} rows failed a CAST"
+        text += f", {counts.failed} rows failed a CAST or a function"
     if counts.malformed or counts.failed:
         text += f" (set aside in {errors_path})"
     text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "

@@ -32,7 +32,11 @@ Examples:
               help="An ASA JobConfig.json: the event-ordering settings of every case that "
                    "does not give its own.")
 @click.option("--master", help="Spark master URL (default local[2]).")
-def test(folder, config_path, query_path, output_path, junit_path, job_config, master) -> None:
+@click.option("--functions", "functions_dir", type=click.Path(file_okay=False, exists=True),
+              metavar="DIR", help="With --config: the JavaScript UDFs and UDAs (default: the "
+                                  "Functions/ folder beside the query).")
+def test(folder, config_path, query_path, output_path, junit_path, job_config, master,
+         functions_dir) -> None:
     """Run query tests: golden case folders below FOLDER (default: the current folder), or
     ASA's testConfig.json. A line per case, a diff of rows for a failure; exit 1 when one
     fails.
@@ -53,10 +57,16 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
     policy = policy_from(None, None, None, None, job_config) if job_config else None
     started = clock.monotonic()
     if config_path:
+        from asaql.javascript.definitions import read_functions
+
         query_file, cases = asa_cases.load_asa_config(config_path, query_path)
+        beside = Path(query_file).parent / "Functions"
+        if functions_dir is None and beside.is_dir():
+            functions_dir = str(beside)
+        functions = read_functions(functions_dir) if functions_dir else {}
         spark = build_session(master, spark_log=default_spark_log())
         results = asa_cases.run_asa_cases(query_file, cases, Path(output_path), spark,
-                                          policy or EventOrderingPolicy())
+                                          policy or EventOrderingPolicy(), functions)
         summary = suite.summary_json(results, query_file, clock.monotonic() - started)
         suite.write_text(str(Path(output_path) / "testResultSummary.json"),
                          json.dumps(summary, indent=2))

@@ -3,7 +3,7 @@
 configuration file), the job configuration, `Inputs/*.json` and `Outputs/*.json` (each says
 what it is in `ScriptType`: Input, InputMock (a local stand-in, `Inputs/local_*.json`) or
 Output). Files the project lists and files in Inputs/ and Outputs/ are both read: newer projects
-list only some. Functions/ is not read here. No pyspark."""
+list only some. Functions/ is read by asaql/javascript/definitions.py. No pyspark."""
 
 from __future__ import annotations
 

@@ -31,9 +31,15 @@ class AggregateSpec:
     fraction: float | None = None
     record_column: str | None = None
     json_column: str | None = None  # the argument as a JSON value, for Collect / CollectTop
+    script: str | None = None  # a JavaScript UDA (`uda.name`): its script and output type
+    output_type: str | None = None
 
 
 def compute(spec: AggregateSpec, members: pd.DataFrame, gid: np.ndarray, groups: int) -> pd.Series:
+    if spec.script is not None:
+        from asaql.javascript.aggregates import compute_uda
+
+        return compute_uda(spec, members, gid, groups)
     function = _FUNCTIONS[spec.function]
     result = function(spec, members, gid, groups)
     return result.reindex(range(groups)) if isinstance(result, pd.Series) else result

@@ -97,7 +97,7 @@ def _relative(base: Path, file: str) -> Path:
 
 
 def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spark,
-                  policy: EventOrderingPolicy) -> list[CaseResult]:
+                  policy: EventOrderingPolicy, functions=None) -> list[CaseResult]:
     """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl."""
     from asaql.compiler import compile_query
     from asaql.runner import RunOptions, run
@@ -121,7 +121,8 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
                     inputs=_resolve(compiled.input_names, {**streams, **case.topics}, "input"),
                     outputs=outputs, errors_path=str(folder / "errors.jsonl"),
                     kafka_start=case.start,
-                    references=_resolve(compiled.reference_names, references, "reference"))
+                    references=_resolve(compiled.reference_names, references, "reference"),
+                    functions=dict(functions or {}))
                 run(compiled, options, spark=spark)
             result.outputs = _asa_outputs(case, outputs)
         except AsaqlError as error:

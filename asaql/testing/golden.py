@@ -116,9 +116,17 @@ def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
                              errors_path=os.path.join(tmp, "errors.jsonl"),
                              references=_bind(compiled.reference_names,
                                               {k: str(v) for k, v in case.references.items()},
-                                              "reference"))
+                                              "reference"),
+                             functions=case_functions(case.folder))
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
+
+
+def case_functions(folder: Path) -> dict:
+    """A case's JavaScript UDFs and UDAs: its Functions/ folder (NAME.js, NAME.js.json)."""
+    from asaql.javascript.definitions import read_functions
+
+    return read_functions(str(folder / "Functions")) if (folder / "Functions").is_dir() else {}
 
 
 def _topics(case: Case, names: tuple[str, ...]) -> dict:

@@ -17,7 +17,7 @@ PACKAGE = Path(__file__).parents[2] / "asaql"
 EXECUTION = ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
              "asaql.spark.metrics", "asaql.spark.session")
 APP = ("asaql.cli", "asaql.runner", "asaql.api", "asaql.compiler", "asaql.diagnose",
-       "asaql.testing", "asaql.jobconfig")
+       "asaql.testing", "asaql.jobconfig", "asaql.job_functions")
 FORBIDDEN = {
     "asaql.errors": ("asaql.",),
     "asaql.core": ("asaql.",),
@@ -29,6 +29,9 @@ FORBIDDEN = {
     # the Kafka client knows brokers and topics, nothing of queries or Spark
     "asaql.kafka": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.runtime",
                     "asaql.spark", *APP),
+    # JavaScript functions: their files and engine, used by the backend and the runtime
+    "asaql.javascript": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark",
+                         "asaql.runtime", *APP),
     "asaql.spark": ("asaql.syntax", "asaql.analysis", "asaql.plan.planner",
                     "asaql.plan.translate", *APP),
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
@@ -51,7 +54,8 @@ NEVER_REACHES = {
 }
 # Third-party engines and the one package allowed to import each.
 OWNERS = {"pyspark": "asaql.spark", "py4j": "asaql.spark", "lark": "asaql.syntax",
-          "click": "asaql.cli", "confluent_kafka": "asaql.kafka"}
+          "click": "asaql.cli", "confluent_kafka": "asaql.kafka",
+          "py_mini_racer": "asaql.javascript"}
 
 
 def _module_name(path: Path) -> str:

@@ -29,6 +29,10 @@ def lower_call(call: E.FunctionCall, args: list[Column], scope) -> Column:
     """`args` are the lowered arguments; `scope.type_of(column)` gives a Spark type when a
     function depends on it (GetType, implicit conversions)."""
     lowering = _FUNCTIONS.get(call.name.name.lower())
+    if lowering is None and call.name.name.lower().startswith("udf."):
+        from asaql.spark.lowering.javascript import lower_udf
+
+        return lower_udf(call, args, scope)
     if lowering is None:
         raise UnsupportedFeatureError(f"the function {call.name.name.upper()}() is not supported "
                                       "yet", call.span)

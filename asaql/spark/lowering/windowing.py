@@ -104,7 +104,8 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
         step_type, final = _result_type(call, spec, types, scope.schema)
         fields.append(T.StructField(name, step_type, True))
-        finish.append(F.from_json(F.col(name), final) if call.function in _JSON_RESULTS
+        finish.append(F.from_json(F.col(name), final) if (call.function in _JSON_RESULTS
+                                                          or spec.script is not None)
                       and step_type == T.StringType() and final != T.StringType() else F.col(name))
     spec = StatementSpec(
         index=index, window=aggregate.window,
@@ -170,15 +171,22 @@ def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Colu
     order = tuple((add(f"{name}_o{m}", lower_expr(key.expr, scope)), key.descending)
                   for m, key in enumerate(call.order_by))
     column = add(name, lower_expr(call.arg, scope)) if call.arg is not None else None
-    record_column = json_column = None
-    if call.function in _JSON_RESULTS:
+    record_column = json_column = script = output_type = None
+    if call.function.startswith("uda."):  # its values cross as JSON: records and arrays intact
+        from asaql.spark.lowering.javascript import declared_aggregate
+
+        function = declared_aggregate(call.function, call.span)
+        script, output_type = function.script, function.output_type
+        json_column = add(f"{name}_json", F.to_json(F.array(lower_expr(call.arg, scope))))
+    elif call.function in _JSON_RESULTS:
         if call.arg is None:
             record_column = add(f"{name}_rec", record)
         elif call.function != "topone":
             json_column = add(f"{name}_json", F.to_json(F.array(lower_expr(call.arg, scope))))
     return AggregateSpec(function=call.function, column=column, distinct=call.distinct,
                          order_by=order, limit=call.limit, fraction=call.fraction,
-                         record_column=record_column, json_column=json_column)
+                         record_column=record_column, json_column=json_column,
+                         script=script, output_type=output_type)
 
 
 def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_type: T.StructType):
@@ -197,6 +205,11 @@ def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_t
         return kind, kind
     if function in {"min", "max"}:
         return argument, argument
+    if spec.script is not None:
+        from asaql.spark.lowering.javascript import output_spark_type
+
+        kind = output_spark_type(spec.output_type)
+        return kind, T.ArrayType(T.StringType()) if spec.output_type == "array" else kind
     element = record_type if call.arg is None else argument
     if function == "topone":
         return (argument, argument) if call.arg is not None else (T.StringType(), record_type)

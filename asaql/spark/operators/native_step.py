@@ -50,7 +50,7 @@ def native_reason(spec: StepSpec, types: dict) -> str | None:
     sums does not fix, so SUM and AVG of anything but whole numbers keep the general step's
     order (its results, repeatable on replay)."""
     if any(statement.failure is not None for statement in spec.statements):
-        return "a CAST that can fail in a windowed statement"
+        return "a CAST or a JavaScript UDF that can fail in a windowed statement"
     for statement in spec.statements:
         for aggregate in statement.aggregates:
             if aggregate.function in ("sum", "avg") and not isinstance(

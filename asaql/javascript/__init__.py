@@ -1,0 +1,1 @@
+"""JavaScript user-defined functions and aggregates (ASA's UDF and UDA)."""
