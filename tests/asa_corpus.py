@@ -45,6 +45,7 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
     from asaql.diagnose import _fields_read
     from asaql.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
+    from asaql.spark.lowering.javascript import declare_functions
 
     compiled = compile_query(query.text, references=query.references)
     fields: dict[str, dict] = {}
@@ -64,6 +65,8 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
                 for key, branch in tree.items() if key}
 
     with tempfile.TemporaryDirectory(prefix="asaql-corpus-") as work:
+        functions = _function_files(compiled, Path(work) / "Functions")
+        declare_functions(functions)  # what `asaql run --functions` does before lowering
         inputs, references, schemas = {}, {}, {}
         for number, alias in enumerate(compiled.input_names):
             path = Path(work) / f"input-{number}.jsonl"
@@ -75,8 +78,34 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
             path.write_text(json.dumps(record(fields.get(alias.lower(), {})) or {"x": "x"}) + "\n")
             references[alias] = str(path)
         try:
-            plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references), spark,
-                  schemas)
+            plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
+                                       functions=functions), spark, schemas)
         except Exception as error:  # noqa: BLE001 — the test reports what Spark said
             return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return None
+
+
+# The corpus holds the queries, not their projects' Functions/ folders: a query's JavaScript
+# functions are given as the smallest valid ones (their code does not run while planning).
+_UDF = "function main() { return null; }\n"
+_UDA = ("function main() {\n  this.init = function () { return null; };\n"
+        "  this.accumulate = function (state, value, timestamp) { return state; };\n"
+        "  this.computeResult = function (state) { return state; };\n}\n")
+
+
+def _function_files(compiled, folder: Path) -> dict:
+    from asaql.javascript.definitions import read_functions
+    from asaql.job_functions import called_functions
+
+    called = called_functions(compiled)
+    if not called:
+        return {}
+    folder.mkdir()
+    for key, spelled in called.items():
+        name = spelled.split(".", 1)[1]
+        aggregate = key.startswith("uda.")
+        (folder / f"{name}.js").write_text(_UDA if aggregate else _UDF)
+        (folder / f"{name}.js.json").write_text(json.dumps(
+            {"Name": name, "Type": "Aggregate" if aggregate else "Scalar", "OutputType": "any",
+             "ScriptType": "JSFunction"}))
+    return read_functions(str(folder))

@@ -16,14 +16,22 @@ pytestmark = pytest.mark.skipif(not (CORPUS / "index.json").is_file(),
 
 # file → why `asaql check` still rejects it (the first error's cause)
 STILL_REJECTED = {
+    "107.asaql": "MATCH_RECOGNIZE is not supported yet",
+    "108.asaql": "MATCH_RECOGNIZE is not supported yet",
+    "146.asaql": "APPLY over another APPLY's elements (a step's APPLY) is not supported yet",
+    "156.asaql": "System.Timestamp() as a grouping key beside a window is not supported yet",
+    "321.asaql": "a JOIN of two streams after another JOIN (three-way joins) is not supported yet",
+    "331.asaql": "HoppingWindow with a hop larger than its size (gaps between windows) is refused",
 }
 
 # file → why the accepted query does not build its Spark plan yet
 STILL_UNPLANNED = {
+    "009.asaql": "udf.predict() in a reference join's rows: Spark runs no Python function "
+                 "inside the lambdas a reference join is evaluated in",
 }
 
 # accepted and planned, of the valid queries; the aim is 95 %
-FLOOR = 0.0
+FLOOR = 0.978  # 317 of 324 when this list was last updated
 
 
 @pytest.fixture(scope="module")
