@@ -334,13 +334,35 @@ def _(node: E.NameArgument, scope: Scope) -> Column:
 @lower_expr.register
 def _(node: E.Case, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope) if node.operand is not None else None
-    result = None
+    conditions = []
     for when in node.whens:
         condition = lower_expr(when.condition, scope)
-        if operand is not None:
-            condition = operand == condition
-        value = lower_expr(when.result, scope)
+        conditions.append(operand == condition if operand is not None else condition)
+    results = [lower_expr(when.result, scope) for when in node.whens]
+    if node.else_ is not None:
+        results.append(lower_expr(node.else_, scope))
+    results = _one_type(results, scope)
+    result = None
+    for condition, value in zip(conditions, results):
         result = F.when(condition, value) if result is None else result.when(condition, value)
     if node.else_ is not None:
-        result = result.otherwise(lower_expr(node.else_, scope))
+        result = result.otherwise(results[-1])
     return result
+
+
+_NESTED = (T.StructType, T.ArrayType, T.MapType)
+
+
+def _one_type(values: list[Column], scope: Scope) -> list[Column]:
+    """ASA is typed per value: a CASE may give a record in one row and text in another. When
+    its results mix records or arrays with other types, Spark has no common type: they become
+    variants, each value written as itself."""
+    kinds = [scope.type_of(value) for value in values]
+    nested = [isinstance(kind, _NESTED) for kind in kinds]
+    if not any(nested) or all(nested) and len({k.simpleString() for k in kinds}) == 1:
+        return values
+    if any(kind is None for kind in kinds):  # not known here (a Spark lambda): as they are
+        return values
+    return [F.to_variant_object(value) if is_nested else
+            F.lit(None).cast("variant") if isinstance(kind, T.NullType) else value.cast("variant")
+            for value, kind, is_nested in zip(values, kinds, nested)]
