@@ -40,7 +40,6 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
     first line of the error."""
     from pyspark.sql import types as T
 
-    from asaql.api import spark_plans  # noqa: F401 (the public path; execute's is below)
     from asaql.compiler import compile_query
     from asaql.diagnose import _fields_read
     from asaql.runner import RunOptions

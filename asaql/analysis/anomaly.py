@@ -13,6 +13,7 @@ confidence is a number in [1, 100], historySize a positive integer, mode 'spikes
 from __future__ import annotations
 
 from asaql.analysis.bound import AnalyticCall
+from asaql.analysis.windows import signed_constant
 from asaql.errors import InvalidQueryError
 from asaql.syntax import ast
 
@@ -46,20 +47,8 @@ def bind_anomaly(call: ast.FunctionCall, label: str, bind, partition_by, duratio
                         span=call.span)
 
 
-def _constant(node):
-    """A numeric literal, with its sign; None if the node is not one."""
-    sign = 1
-    while isinstance(node, ast.UnaryOp) and node.op in ("-", "+"):
-        sign = -sign if node.op == "-" else sign
-        node = node.operand
-    if isinstance(node, ast.Literal) and isinstance(node.value, (int, float)) \
-            and not isinstance(node.value, bool):
-        return sign * node.value
-    return None
-
-
 def _confidence(node, label) -> float:
-    value = _constant(node)
+    value = signed_constant(node)
     if value is None or not 1 <= value <= 100:
         raise InvalidQueryError(f"{label}: confidence must be a number from 1 to 100 "
                                 "(a percentage)", node.span)
@@ -67,7 +56,7 @@ def _confidence(node, label) -> float:
 
 
 def _history(node, label) -> int:
-    value = _constant(node)
+    value = signed_constant(node)
     if value is None or not float(value).is_integer() or value < 1:
         raise InvalidQueryError(f"{label}: historySize must be a positive integer constant "
                                 "(a number of events)", node.span)

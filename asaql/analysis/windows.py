@@ -186,16 +186,26 @@ def _unit(node) -> int:
                             getattr(node, "span", None))
 
 
-def _number(node, what: str = "window sizes") -> int:
-    """An integer literal, possibly negative (offsets); whole-number floats are accepted."""
+def signed_constant(node):
+    """A numeric literal, with its sign (`-2`); None if the node is not one."""
     sign = 1
     while isinstance(node, ast.UnaryOp) and node.op in ("-", "+"):
         sign = -sign if node.op == "-" else sign
         node = node.operand
     if isinstance(node, ast.Literal) and isinstance(node.value, (int, float)) \
             and not isinstance(node.value, bool):
-        if float(node.value).is_integer():
-            return sign * int(node.value)
+        return sign * node.value
+    return None
+
+
+def _number(node, what: str = "window sizes") -> int:
+    """An integer literal, possibly negative (offsets); whole-number floats are accepted."""
+    value = signed_constant(node)
+    if value is not None:
+        if float(value).is_integer():
+            return int(value)
+        while isinstance(node, ast.UnaryOp):  # the message points at the number itself
+            node = node.operand
         raise UnsupportedFeatureError(f"fractional {what} are not supported yet", node.span)
     raise InvalidQueryError(f"expected a number ({what} are constants)",
                             getattr(node, "span", None))
