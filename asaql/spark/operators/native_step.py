@@ -276,6 +276,9 @@ class NativeStep:
             *[F.col(v) for v in dict.fromkeys(st.values)])
         if hop == window.size_us:
             events = events.withColumn("_end", F.col("_first"))
+        elif hop > window.size_us:  # at most one window: none when the event falls in a gap
+            events = events.where(F.col("_first") - F.col("_ts") < F.lit(window.size_us)) \
+                .withColumn("_end", F.col("_first"))
         else:
             steps = F.sequence(F.lit(0), F.floor(count).cast("int") - 1)
             events = events.withColumn("_k", F.explode(steps)) \
