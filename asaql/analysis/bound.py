@@ -45,6 +45,13 @@ class WindowId(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EventTimestamp(Node):
+    """System.Timestamp() in GROUP BY beside a window: ASA makes it a key (each event's own
+    System.Timestamp), not a snapshot window; the SELECT's System.Timestamp() stays the window
+    end."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OrderKey(Node):
     """One `ORDER BY` item of TopOne, CollectTop or a percentile."""
 

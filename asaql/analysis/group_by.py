@@ -9,15 +9,15 @@ from asaql.analysis.aggregates import bind_aggregate, is_aggregate
 from asaql.analysis.analytics import is_analytic
 from asaql.analysis.binder import Binder, check_unique, column_name, is_system_window
 from asaql.analysis.bound import (
-    AggregateCall, AggregateRef, AnalyticCall, Field, GroupRef, WindowId, map_children,
-    transform, walk,
+    AggregateCall, AggregateRef, AnalyticCall, EventTimestamp, Field, GroupRef, WindowId,
+    map_children, transform, walk,
 )
 from asaql.analysis.statements import Aggregation, OutputColumn, comparable
 from asaql.analysis.windows import (
     SessionWindow, SnapshotWindow, is_multiple_windows, is_window_call, window_alternatives,
     window_spec,
 )
-from asaql.errors import InvalidQueryError, UnsupportedFeatureError
+from asaql.errors import InvalidQueryError
 from asaql.syntax import ast
 
 
@@ -83,30 +83,30 @@ class GroupByBinder:
 
     def _group_by(self) -> tuple[tuple, list]:
         """→ ((window id, window) per window, the grouping expressions)."""
-        windows, window_item, group_by = None, None, []
+        windows, window_item, group_by, stamps = None, None, [], []
         bind_partition = lambda e: self.binder.bind(e, allow_system_timestamp=False)
         for item in self.s.group_by.items:
-            if is_window_call(item) or is_multiple_windows(item) \
-                    or isinstance(item, ast.SystemTimestamp):
+            if isinstance(item, ast.SystemTimestamp):
+                stamps.append(item)  # a snapshot window, or a key beside another window
+                continue
+            if is_window_call(item) or is_multiple_windows(item):
                 if windows is not None:
-                    if isinstance(item, ast.SystemTimestamp) or any(
-                            isinstance(w, SnapshotWindow) for _, w in windows):
-                        raise UnsupportedFeatureError(
-                            "System.Timestamp() as a grouping key beside a window is not "
-                            "supported yet", item.span)
                     raise InvalidQueryError("only one window is allowed in GROUP BY (ASA's "
                                             "Windows(…) combines several)", item.span)
                 window_item = item
-                if is_multiple_windows(item):
-                    windows = window_alternatives(item, bind_partition)
-                else:
-                    windows = ((None, SnapshotWindow() if isinstance(item, ast.SystemTimestamp)
-                                else window_spec(item, bind_partition)),)
+                windows = window_alternatives(item, bind_partition) if is_multiple_windows(item) \
+                    else ((None, window_spec(item, bind_partition)),)
                 continue
             if any(is_aggregate(n) for n in walk(item)):
                 raise InvalidQueryError("GROUP BY cannot contain an aggregate", item.span)
             group_by.append(self.binder.bind(item, allow_system_timestamp=False,
                                              what="GROUP BY expressions", analytics=True))
+        if stamps and windows is None:
+            window_item, windows = stamps[0], ((None, SnapshotWindow()),)
+        elif stamps and not any(isinstance(e, EventTimestamp) for e in group_by):
+            # ASA: "when combined with another window function, System.Timestamp() is treated
+            # as a key and not as a window definition"
+            group_by.append(EventTimestamp(span=stamps[0].span))
         if windows is None:
             raise InvalidQueryError(
                 "a window must be specified: GROUP BY over a stream needs TumblingWindow, "

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from asaql.analysis.bound import AnalyticCall, Field, transform
+from asaql.analysis.bound import AnalyticCall, EventTimestamp, Field, transform
 from asaql.analysis.joins import StreamJoin
 from asaql.analysis.statements import (
     AllFields, BoundStatement, OutputColumn, analytic_calls, unsupported,
@@ -42,8 +42,8 @@ def split_aggregation(statement, name: str):
     needed: dict = {}
 
     def column_for(expr):
-        if expr is None:
-            return None
+        if expr is None or isinstance(expr, EventTimestamp):  # the stage row's own timestamp
+            return expr
         key = _normal(expr)
         if key not in needed:
             needed[key] = (f"v{len(needed)}", expr)

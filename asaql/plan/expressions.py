@@ -91,6 +91,11 @@ class FieldAccess(Expr):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class EventTimestamp(Expr):
+    """A grouping key beside a window: the event's own System.Timestamp (the step's `ts`)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class WindowId(Expr):
     """`System.Window().Id`: the id of the window of Windows(…) the row belongs to."""
 

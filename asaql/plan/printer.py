@@ -52,6 +52,11 @@ def _(node: E.SystemTimestamp) -> str:
 
 
 @expression_text.register
+def _(node: E.EventTimestamp) -> str:
+    return "System.Timestamp() of each event"
+
+
+@expression_text.register
 def _(node: E.UnaryOp) -> str:
     sep = " " if node.op == "NOT" else ""
     return f"{node.op}{sep}{expression_text(node.operand)}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from asaql.core.stages import is_stage
 from asaql.core.windows import HoppingWindow, TumblingWindow
+from asaql.plan.expressions import EventTimestamp
 from asaql.plan.nodes import (
     ApplyToElements, AssignArrivalTime, JoinReference, Plan, PlanNode, ReadStage, WindowAggregate, WriteOutput,
     analytics_below, first_below, stream_join_below, timestamped_source,
@@ -32,6 +33,8 @@ def general_step_reason(source: PlanNode, writes: list[WriteOutput]) -> str | No
             continue
         if not isinstance(window.window, (TumblingWindow, HoppingWindow)):
             return f"{type(window.window).__name__} windows (only tumbling and hopping merge)"
+        if any(isinstance(key, EventTimestamp) for key in window.group_by):
+            return "System.Timestamp() as a grouping key beside a window"
         if _has_laterals(window):
             return "windows over a reference JOIN or APPLY"
         for call in window.aggregates:

@@ -19,7 +19,8 @@ _SAME_NAME = {
     ast: ("Identifier", "Literal", "ColumnRef", "NameArgument", "SystemTimestamp", "UnaryOp",
           "BinaryOp", "IsNull", "Like", "InList", "Between", "Cast", "WhenClause", "Case",
           "OrderItem", "OverClause", "MemberAccess"),
-    bound: ("Field", "AliasField", "FieldAccess", "WindowId", "GroupRef", "AggregateRef",
+    bound: ("Field", "AliasField", "FieldAccess", "WindowId", "EventTimestamp", "GroupRef",
+            "AggregateRef",
             "OrderKey", "AggregateCall", "AnalyticCall"),
 }
 _CLASSES = {getattr(module, name): getattr(E, name)

@@ -66,3 +66,18 @@ def test_a_field_of_a_function_result():
     [statement] = compile_query(
         "SELECT GetArrayElement(a, 0).x.y AS v FROM i").statements
     assert statement.columns[0].expr.path == ("x", "y")
+
+
+def test_system_timestamp_beside_a_window_is_a_key_and_alone_a_snapshot_window():
+    from asaql.analysis.bound import EventTimestamp, GroupRef
+    for group_by in ("dev, System.Timestamp(), TumblingWindow(s, 10)",
+                     "dev, TumblingWindow(s, 10), System.Timestamp()"):
+        (statement,) = compile_query("SELECT System.Timestamp() AS t, dev, COUNT(*) AS n FROM i "
+                                     f"GROUP BY {group_by}").statements
+        assert statement.aggregation.window == TumblingWindow(10 * S)
+        assert isinstance(statement.aggregation.group_by[1], EventTimestamp)
+        # the SELECT's System.Timestamp() is the window end, not the key
+        assert not isinstance(statement.columns[0].expr, GroupRef)
+    (statement,) = compile_query(HEAD + "System.Timestamp()").statements
+    assert statement.aggregation.window == SnapshotWindow()
+    assert len(statement.aggregation.group_by) == 1
