@@ -9,9 +9,9 @@ from asaql.analysis.joins import StreamJoin, split_time_bound
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.stages import QueryContext, stage_view
 from asaql.analysis.statements import (
-    LATER, BoundStatement, comparable, conjunction, is_partitioned, unsupported,
+    BoundStatement, comparable, conjunction, is_partitioned, unsupported,
 )
-from asaql.errors import InternalError, InvalidQueryError, UnsupportedFeatureError
+from asaql.errors import InternalError, InvalidQueryError
 from asaql.syntax import ast
 
 
@@ -36,10 +36,6 @@ def _bind_apply(item: ast.Apply, binder: "Binder") -> ApplyElements:
     if len(item.call.args) != 1 or item.call.star:
         raise InvalidQueryError(f"{item.call.name.name}() takes one argument", item.call.span)
     argument = binder.bind(item.call.args[0], allow_system_timestamp=False, what="APPLY")
-    if any(isinstance(n, AliasField) for n in walk(argument)):
-        raise UnsupportedFeatureError("APPLY over a joined row or another APPLY's elements is "
-                                      "not supported yet: apply it to a field of the input",
-                                      item.call.args[0].span, hint=LATER)
     return ApplyElements(item.alias.key, function, argument, item.kind == "OUTER")
 
 

@@ -40,14 +40,17 @@ def combinations(laterals: list, scope: Scope) -> Column:
         elif isinstance(lateral, StreamJoin):
             scope.alias_schemas[lateral.alias] = scope.partners[lateral.alias][1]
     for k, lateral in enumerate(laterals):
-        combos = F.flatten(F.transform(combos, _extender(lateral, laterals[:k], scope)))
+        combos = F.flatten(F.transform(combos, _extender(lateral, laterals[:k], scope, combos)))
     return combos
 
 
-def _extender(lateral, earlier: list, scope: Scope):
-    """A one-argument function for Spark's transform (it counts the parameters)."""
+def _extender(lateral, earlier: list, scope: Scope, combos: Column):
+    """A one-argument function for Spark's transform (it counts the parameters). Spark cannot
+    type an expression over the lambda's variable: the first combination so far stands in for
+    it where a type is needed (APPLY over an earlier APPLY's elements)."""
     aliases = [previous.alias for previous in earlier]
-    return lambda combo: _extend(combo, lateral, bind(scope, combo, aliases))
+    typing = bind(scope, F.try_element_at(combos, F.lit(1)), aliases)
+    return lambda combo: _extend(combo, lateral, bind(scope, combo, aliases), typing)
 
 
 def bind(scope: Scope, combo: Column, aliases: list[str]) -> Scope:
@@ -57,8 +60,8 @@ def bind(scope: Scope, combo: Column, aliases: list[str]) -> Scope:
     return bound
 
 
-def _extend(combo: Column, lateral, scope: Scope) -> Column:
-    partners, element = _partners(lateral, scope)
+def _extend(combo: Column, lateral, scope: Scope, typing: Scope) -> Column:
+    partners, element = _partners(lateral, scope, typing)
     if lateral.outer if isinstance(lateral, ApplyElements) else lateral.left:
         partners = F.when(F.size(partners) > 0, partners).otherwise(
             F.array(F.lit(None).cast(element)))
@@ -69,12 +72,12 @@ def _extend(combo: Column, lateral, scope: Scope) -> Column:
     return F.transform(partners, lambda partner: combo.withField(lateral.alias, partner))
 
 
-def _partners(lateral, scope: Scope) -> tuple[Column, T.DataType]:
+def _partners(lateral, scope: Scope, typing: Scope) -> tuple[Column, T.DataType]:
     if isinstance(lateral, ReferenceJoin):
         return _reference_partners(lateral, scope)
     if isinstance(lateral, StreamJoin):
         return _stream_partners(lateral, scope)
-    return _elements(lateral, scope)
+    return _elements(lateral, scope, typing)
 
 
 def _stream_partners(join: StreamJoin, scope: Scope) -> tuple[Column, T.DataType]:
@@ -112,11 +115,11 @@ def _reference_partners(join: ReferenceJoin, scope: Scope) -> tuple[Column, T.Da
     return candidates, table.schema
 
 
-def _elements(apply: ApplyElements, scope: Scope) -> tuple[Column, T.DataType]:
+def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column, T.DataType]:
     """The elements of an array (properties of a record). ASA reads schema on read: a value that
     is not an array (record) — NULL, a number, a field no event has — has no elements."""
     value = lower_expr(apply.argument, scope)
-    kind = scope.type_of(value)
+    kind = scope.type_of(value) or typing.type_of(lower_expr(apply.argument, typing))
     name, content = apply.element_fields
     if apply.function == "getarrayelements":
         item = kind.elementType if isinstance(kind, T.ArrayType) else T.StringType()
