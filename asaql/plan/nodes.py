@@ -235,6 +235,11 @@ def watermark_scope(source) -> str:
 @dataclass(frozen=True, slots=True)
 class Plan:
     outputs: tuple[WriteOutput, ...]
+    # CREATE TABLE columns per lower-case input name, reference data's too: (name, columns)
+    declared: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    def declared_columns(self, name: str) -> tuple[tuple[str, str], ...]:
+        return dict(self.declared).get(name.lower(), ())
 
     @property
     def output_names(self) -> tuple[str, ...]:

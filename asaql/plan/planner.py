@@ -18,7 +18,9 @@ from asaql.plan.translate import to_plan
 def plan_statements(statements: tuple[BoundStatement, ...], policy: EventOrderingPolicy,
                     declared: dict | None = None) -> Plan:
     """`declared`: lower-case input name → its CREATE TABLE columns (analysis/tables.py)."""
-    return Plan(tuple(_plan_statement(s, policy, declared or {}) for s in statements))
+    declared = declared or {}
+    return Plan(tuple(_plan_statement(s, policy, declared) for s in statements),
+                tuple(sorted(declared.items())))
 
 
 def _plan_statement(s: BoundStatement, policy: EventOrderingPolicy,

@@ -112,7 +112,8 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
     if missing:
         raise ConfigurationError(f"no DataFrame given for input '{missing[0]}'")
     tables = {alias.lower(): load_reference(spark, alias,
-                                            local_path(path, f"reference {alias}"))
+                                            local_path(path, f"reference {alias}"),
+                                            compiled.plan.declared_columns(alias))
               for alias, path in resolve_aliases(compiled.reference_names, references,
                                                  "reference").items()}
     unknown = [name for name in compiled.reference_names if name.lower() not in tables]

@@ -79,8 +79,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     try:
         while True:
             versions = _versions(options.references)
-            references = {alias.lower(): load_reference(spark, alias, path)
-                          for alias, path in options.references.items()}
+            references = {alias.lower(): load_reference(
+                spark, alias, path, compiled.plan.declared_columns(alias))
+                for alias, path in options.references.items()}
             queries, counted = [], set()
             # A query reading a stage starts after the one writing it (a finite run: once that
             # one has finished, so the stage is complete and its schema known).
@@ -299,8 +300,9 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None) -> dict[s
         given = schemas or {}
         schemas = {alias: given[alias] if alias in given else infer_payload_schema(spark, path)
                    for alias, path in inputs.items() if alias in compiled.input_names}
-        references = {alias.lower(): load_reference(spark, alias, path)
-                      for alias, path in options.references.items()}
+        references = {alias.lower(): load_reference(
+            spark, alias, path, compiled.plan.declared_columns(alias))
+            for alias, path in options.references.items()}
         groups = list(enumerate(group_by_source(compiled.plan)))
         for wave in stage_waves(groups):
             for index, group in wave:

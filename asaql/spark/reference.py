@@ -16,6 +16,7 @@ from asaql.errors import ConfigurationError
 from asaql.input_files import input_files
 from asaql.input_formats import resolve_format
 from asaql.runtime import columns as C
+from asaql.spark.declared_schema import conform
 from asaql.spark.failures import reason
 from asaql.spark.format_inputs import PROBLEM, batch_lines
 from asaql.spark.io import describe_position, infer_payload_schema
@@ -63,10 +64,12 @@ class ReferenceTable:
                            T.MapType(T.StringType(), T.ArrayType(self.schema)))
 
 
-def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
+def load_reference(spark: SparkSession, name: str, path: str,
+                   declared: tuple[tuple[str, str], ...] = ()) -> ReferenceTable:
     """The table, read whole. A record of it that is malformed (the input rules of
-    asaql/spark/records.py) stops the run before it starts, with file, line and reason: the
-    join results depend on every row, so a table silently missing one would change them."""
+    asaql/spark/records.py), or whose value does not convert to the type CREATE TABLE declares
+    (`declared`), stops the run before it starts, with file, line and reason: the join results
+    depend on every row, so a table silently missing one would change them."""
     if not Path(path).exists():
         raise ConfigurationError(f"reference data not found: {path}")
     if path.lower().endswith(".csv"):
@@ -75,6 +78,8 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
             .option("mode", "FAILFAST").csv(path)
     else:  # fields in order of first appearance, as for the inputs
         frame = _json_table(spark, path)
+    if declared:
+        frame = _conformed(frame, declared, path)
     # Not cached: Spark's cache would hand a refreshed file's old rows back (same plan).
     try:
         frame.collect()
@@ -82,6 +87,21 @@ def load_reference(spark: SparkSession, name: str, path: str) -> ReferenceTable:
         raise ConfigurationError(f"cannot read reference data {path}: "
                                  f"{reason(str(error))[:300]}") from None
     return ReferenceTable(name, path, frame)
+
+
+def _conformed(frame: DataFrame, declared: tuple[tuple[str, str], ...], path: str) -> DataFrame:
+    """Declared columns converted as an input's are (declared_schema.py), missing ones added."""
+    fields = {f.name.lower(): (F.col(f"`{f.name}`"), f.dataType) for f in frame.schema.fields}
+    values, why = conform(fields, declared)
+    bad = frame.where(why.isNotNull()).select(why.alias("why")).limit(1).collect()
+    if bad:
+        raise ConfigurationError(f"reference data {path}: {bad[0]['why']} (a reference table "
+                                 "is used whole: fix or remove that record)")
+    present = set(fields)
+    return frame.select(
+        *[values[f.name.lower()].alias(f.name) if f.name.lower() in values else F.col(f"`{f.name}`")
+          for f in frame.schema.fields],
+        *[values[name.lower()].alias(name) for name, _ in declared if name.lower() not in present])
 
 
 def _json_table(spark: SparkSession, path: str) -> DataFrame:

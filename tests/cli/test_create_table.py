@@ -57,3 +57,40 @@ def test_check_locates_a_bad_declaration(tmp_path):
     result = CliRunner().invoke(cli, ["check", str(query)])
     assert result.exit_code != 0
     assert "unknown type 'integer'" in result.output and ":1:" in result.output
+
+
+REFERENCE_QUERY = """CREATE TABLE rates (code nvarchar(max), rate float, since datetime, active bit);
+SELECT i.id, r.rate * 2 AS doubled, DATEADD(day, 1, r.since) AS after, r.active
+INTO out FROM input i JOIN rates r ON i.code = r.code"""
+
+
+def _run_reference(tmp_path, rates: list[dict]):
+    query, source, table = tmp_path / "q.sql", tmp_path / "in.jsonl", tmp_path / "rates.jsonl"
+    out = tmp_path / "out.jsonl"
+    query.write_text(REFERENCE_QUERY)
+    source.write_text("".join(json.dumps({"id": n, "code": c, "EventEnqueuedUtcTime":
+                                          "2021-01-01T00:00:00Z"}) + "\n"
+                              for n, c in ((1, "a"), (2, "b"))))
+    table.write_text("".join(json.dumps(r) + "\n" for r in rates))
+    result = CliRunner().invoke(cli, ["run", str(query), "--input", f"input={source}",
+                                      "--reference", f"rates={table}", "--output", f"out={out}"])
+    return result, out
+
+
+def test_declared_columns_of_reference_data_are_converted(spark, tmp_path):
+    result, out = _run_reference(tmp_path, [
+        {"code": "a", "rate": "1.25", "since": "2021-01-01T00:00:00Z", "active": 1},
+        {"code": "b", "rate": 3, "since": "2021-02-01T00:00:00Z", "active": "false"}])
+    assert result.exit_code == 0, result.output
+    rows = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows[1]["doubled"] == 2.5 and rows[2]["doubled"] == 6.0
+    assert rows[1]["after"].startswith("2021-01-02T00:00:00") and rows[1]["active"] is True
+    assert rows[2]["active"] is False
+
+
+def test_a_reference_row_that_does_not_conform_stops_the_run(spark, tmp_path):
+    result, _ = _run_reference(tmp_path, [
+        {"code": "a", "rate": "cheap", "since": "2021-01-01T00:00:00Z", "active": 1}])
+    assert result.exit_code != 0
+    assert "field 'rate' is not a float as CREATE TABLE declares: cheap" in result.output
+    assert "Traceback" not in result.output
