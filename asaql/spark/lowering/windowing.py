@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.match_pattern import MatchPattern
 from asaql.core.windows import SessionWindow
 from asaql.errors import InternalError
 from asaql.plan.expressions import AggregateCall
@@ -69,6 +70,10 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     With JOINs of reference data or APPLY, an event counts once per partner combination: its
     inputs travel as an array of structs (one per combination) that the step explodes."""
     project, having, aggregate, where = split_windowed(write)
+    if isinstance(aggregate.window, MatchPattern):
+        from asaql.spark.lowering.pattern import prepare_pattern
+
+        return prepare_pattern(index, write, project, aggregate, events, scope)
     prefix = f"asaql__s{index}_"
     laterals = laterals_below(write)
     aliases = [lateral.alias for lateral in laterals]
