@@ -22,9 +22,9 @@ _KINDS = {"long": T.LongType(), "double": T.DoubleType(), "string": T.StringType
           "boolean": T.BooleanType()}
 
 
-def prepare_pattern(index: int, write, project, aggregate, events: DataFrame, scope: Scope):
-    from asaql.spark.lowering.windowing import WindowedStatement
-
+def prepare_pattern(index: int, aggregate, events: DataFrame, scope: Scope):
+    """→ (the step's input columns, its StatementSpec, its result fields, the results as
+    SELECT reads them)."""
     pattern: MatchPattern = aggregate.window
     prefix = f"asaql__s{index}_"
     inputs = {}
@@ -54,8 +54,7 @@ def prepare_pattern(index: int, write, project, aggregate, events: DataFrame, sc
                          result_groups=tuple(result_groups),
                          result_aggregates=tuple(result_measures))
     finish = [F.col(name) for name in (*result_groups, *result_measures)]
-    return WindowedStatement(index, write, aggregate, None, project, inputs, spec, result_fields,
-                             finish)
+    return inputs, spec, result_fields, finish
 
 
 def _readable(column, events: DataFrame):

@@ -20,6 +20,7 @@ from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import StatementSpec
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import bind, combinations, laterals_below
+from asaql.spark.lowering.pattern import prepare_pattern
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -70,10 +71,10 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     With JOINs of reference data or APPLY, an event counts once per partner combination: its
     inputs travel as an array of structs (one per combination) that the step explodes."""
     project, having, aggregate, where = split_windowed(write)
-    if isinstance(aggregate.window, MatchPattern):
-        from asaql.spark.lowering.pattern import prepare_pattern
-
-        return prepare_pattern(index, write, project, aggregate, events, scope)
+    if isinstance(aggregate.window, MatchPattern):  # MATCH_RECOGNIZE: no HAVING, no WHERE
+        inputs, spec, fields, finish = prepare_pattern(index, aggregate, events, scope)
+        return WindowedStatement(index, write, aggregate, None, project, inputs, spec, fields,
+                                 finish)
     prefix = f"asaql__s{index}_"
     laterals = laterals_below(write)
     aliases = [lateral.alias for lateral in laterals]
