@@ -56,7 +56,9 @@ def test_binds_to_an_aggregation_over_the_pattern():
     assert statement.aggregation.group_by == (Field(path=("deviceId",)),)
     assert [c.name for c in statement.columns] == ["deviceId", "a", "n", "c", "r"]
     plan = explain_plan(compile_query(query()).plan)
-    assert "MatchRecognize(PATTERN (A+ B), LIMIT DURATION 30s, measures a)" in plan
+    assert "MatchRecognize(PATTERN (A+ B), LIMIT DURATION 30s, measures a) PARTITION BY " \
+        "deviceId; emits a match when it can no longer grow" in plan
+    assert "general step: MATCH_RECOGNIZE reads each partition's events in order" in plan
 
 
 @pytest.mark.parametrize("measures, pattern, defines, kind, message, position", [
