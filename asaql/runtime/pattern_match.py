@@ -357,8 +357,11 @@ def run_statement(st, s, rows, marks: dict, combined: bool, closed_until: dict):
 
 def _plain(series) -> list:
     """A column's values as Python values, NULL as None."""
+    import pandas as pd
+
     values = series.astype(object).tolist()
-    return [None if v is None or (isinstance(v, float) and v != v) else
+    return [None if v is None or (not isinstance(v, (str, bytes, list, dict, tuple))
+                                  and pd.isna(v) is True) else
             (v.item() if hasattr(v, "item") and not isinstance(v, (str, bytes)) else v)
             for v in values]
 
