@@ -21,7 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+import pandas as pd
+
 from asaql.core.match_pattern import Aggregate, Classifier, Lit, MatchPattern, Op, Read
+from asaql.runtime import columns as C
+from asaql.runtime.bucket import to_datetimes
+from asaql.runtime.policy import NONE
 
 ANY = "."  # the variable of `.` rows (Classifier() gives NULL for them)
 _ACCEPT = -1
@@ -301,13 +307,6 @@ def run_statement(st, s, rows, marks: dict, combined: bool, closed_until: dict):
     columns ts, key, arrival, file, line, the partition values `st.groups`, the fields) → the
     result rows of the matches that can no longer grow (None when there are none); events the
     watermark has not passed stay pending, the open attempts stay in `s.anchors`."""
-    import numpy as np
-    import pandas as pd
-
-    from asaql.runtime import columns as C
-    from asaql.runtime.bucket import to_datetimes
-    from asaql.runtime.policy import NONE
-
     spec: PatternSpec = st.window
     compiled = prepare(spec.pattern)
     row_keys = rows["key"].to_numpy(object)
@@ -357,8 +356,6 @@ def run_statement(st, s, rows, marks: dict, combined: bool, closed_until: dict):
 
 def _plain(series) -> list:
     """A column's values as Python values, NULL as None."""
-    import pandas as pd
-
     values = series.astype(object).tolist()
     return [None if v is None or (not isinstance(v, (str, bytes, list, dict, tuple))
                                   and pd.isna(v) is True) else
