@@ -141,3 +141,98 @@ def test_greedy_alternation_prefers_the_first_option_among_equally_long_mappings
     got = _run(_spec(("seq", (("var", "d"), ("rep", "?", ("var", "a")))),
                      measures=(("c", Classifier()),)), [(0, ("b", 0)), (1, ("a", 1))], [])
     assert got[0] == (0, 1, "A")
+
+
+# ---------------------------------------------------------------- DEFINEs over running aggregates
+# The reference tries every way to map each run of rows to the variables (depth-first, a row
+# mapped only where its DEFINE holds over the rows mapped before it, itself included), and takes
+# the longest run that a mapping spells as the pattern: the matcher, which merges equivalent
+# mappings, must find the same runs.
+def _conditions(rng: random.Random) -> dict:
+    """variable → (its matcher expression, the same condition in Python over the mapping)."""
+    def for_variable(me: str, other: str):
+        choice = rng.randrange(4)
+        if choice == 0:  # the current row's value above the other variable's maximum so far
+            return (Op(">", (Read(0), Aggregate("max", other, 0))),
+                    lambda row, mapped: (lambda m: m is not None and row[0] > m)(
+                        max((r[0] for v, r in mapped if v == other), default=None)))
+        if choice == 1:  # my running sum, this row included, stays below 10
+            return (Op("<", (Aggregate("sum", me, 0), Lit(10))),
+                    lambda row, mapped: sum(r[0] for v, r in mapped if v == me) + row[0] < 10)
+        if choice == 2:  # the row's letter
+            return (Op("=", (Read(1), Lit(me))), lambda row, mapped: row[1] == me)
+        return None  # no DEFINE: any row
+
+    out = {}
+    for me, other in (("a", "b"), ("b", "a")):
+        made = for_variable(me, other)
+        if made is not None:
+            out[me] = made
+    return out
+
+
+def _brute_force(pattern, conditions: dict, rows: list[tuple], duration: int) -> list[tuple]:
+    regex = re.compile(_regex_any(pattern))
+    out = []
+    for s in range(len(rows)):
+        best = -1
+
+        def walk(k: int, mapped: list, spelled: str):
+            nonlocal best
+            if k > s and regex.fullmatch(spelled):
+                best = max(best, k - 1)
+            if k == len(rows) or rows[k][0] - rows[s][0] >= duration:
+                return
+            ts, row = rows[k]
+            for variable in ("a", "b", "z"):
+                condition = conditions.get(variable)
+                if condition is None or condition[1](row, mapped):
+                    walk(k + 1, mapped + [(variable, row)], spelled + variable)
+
+        walk(s, [], "")
+        if best >= 0:
+            out.append((rows[s][0], rows[best][0], best - s + 1))
+    return out
+
+
+def _regex_any(node) -> str:
+    kind = node[0]
+    if kind == "var":
+        return node[1]
+    if kind == "any":
+        return "z"
+    if kind == "seq":
+        return "".join(_regex_any(item) for item in node[1])
+    if kind == "alt":
+        return "(?:" + "|".join(_regex_any(option) for option in node[1]) + ")"
+    return "(?:" + _regex_any(node[2]) + ")" + node[1]
+
+
+def _small_pattern(rng: random.Random, depth: int = 0):
+    roll = rng.random()
+    if depth >= 2 or roll < 0.45:
+        return ("any",) if rng.random() < 0.15 else ("var", rng.choice("ab"))
+    if roll < 0.7:
+        return ("rep", rng.choice("*+?"), _small_pattern(rng, depth + 1))
+    if roll < 0.85:
+        return ("alt", (_small_pattern(rng, depth + 1), _small_pattern(rng, depth + 1)))
+    return ("seq", (_small_pattern(rng, depth + 1), _small_pattern(rng, depth + 1)))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_defines_over_running_aggregates_against_every_mapping(seed):
+    rng = random.Random(f"aggregates:{seed}")
+    pattern = _small_pattern(rng)
+    conditions = _conditions(rng)
+    n = rng.randint(1, 7)
+    ts = sorted(rng.randint(0, 12) for _ in range(n))
+    rows = [(t, (rng.randint(0, 6), rng.choice("ab"))) for t in ts]
+    duration = rng.choice([4, 100])
+    spec = MatchPattern(duration, pattern, (("a", "A"), ("b", "B")),
+                        tuple((v, c[0]) for v, c in conditions.items()),
+                        (("n", Aggregate("count", None, None)),), ("value", "letter"))
+    expected = _brute_force(pattern, conditions, rows, duration)
+    places = [i for i in range(1, n) if ts[i] != ts[i - 1]]
+    cuts = sorted(rng.sample(places, rng.randint(0, len(places))))
+    for chosen in ([], cuts):
+        assert sorted(_run(spec, rows, chosen)) == sorted(expected), (pattern, rows, chosen)
