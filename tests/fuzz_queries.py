@@ -48,6 +48,9 @@ _KEYWORDS = ["SELECT", "FROM", "WHERE", "GROUP BY", "HAVING", "INTO", "WITH", "A
              "COUNT(*)", "LAG(x) OVER (LIMIT DURATION(second, 3))", "9" * 30, "1e999"]
 
 
+_MATCH_WORDS = ("MEASURES", "AFTER", "MATCH", "SKIP", "TO", "NEXT", "ROW", "PATTERN", "DEFINE")
+
+
 @lru_cache(maxsize=1)
 def seed_queries() -> tuple[str, ...]:
     """The golden cases' and the samples' queries."""
@@ -92,6 +95,9 @@ def grammar_query(rng: random.Random, budget: int = 12) -> str:
     stack: list[tuple[object, int]] = [(NonTerminal("query"), 0)]
     while stack and len(out) < 600:
         symbol, depth = stack.pop()
+        if isinstance(symbol, str):  # a word MATCH_RECOGNIZE reads as a name
+            out.append(symbol)
+            continue
         if isinstance(symbol, Terminal):
             out.append(_terminal_text(rng, symbol.name, literals))
             continue
@@ -101,6 +107,10 @@ def grammar_query(rng: random.Random, budget: int = 12) -> str:
             expansions = [e for e in expansions
                           if _expansion_depth(e, least) <= shallowest] or expansions
         expansion = rng.choice(expansions)
+        if symbol.name == "match_recognize":  # its IDENTs are MEASURES, AFTER, …, DEFINE
+            words = iter(_MATCH_WORDS)
+            expansion = [next(words) if isinstance(s, Terminal) and s.name == "IDENT" else s
+                         for s in expansion]
         stack.extend((s, depth + 1) for s in reversed(expansion))
     return " ".join(out)
 

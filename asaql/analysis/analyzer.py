@@ -11,6 +11,7 @@ from asaql.analysis.functions import AGGREGATES
 from asaql.analysis.from_clause import bind_laterals, check_stream_join
 from asaql.analysis.group_by import GroupByBinder, check_progress_keys, groups_partition_id
 from asaql.analysis.joins import StreamJoin
+from asaql.analysis.match_recognize import bind_match_statement, check_match_sources
 from asaql.analysis.stages import (
     QueryContext, check_stage_scope, split_aggregation, split_analytics, stage_name, stage_view,
 )
@@ -181,6 +182,7 @@ def _bind_select(s: ast.SelectStatement, context: QueryContext) -> tuple[BoundSt
         raise InvalidQueryError(f"'{s.source.name.name}' is reference data: it can only be "
                                 "joined to a stream", s.source.name.span)
     step = context.steps.get(s.source.name.key)
+    check_match_sources(s, step is not None)
     if step is None:
         return _bind_statement(s, context)
     if _needs_stage(s, step, context):
@@ -227,6 +229,8 @@ def _bind_statement(s: ast.SelectStatement, context: QueryContext
     if source.timestamp_by is not None:
         timestamp_by = binder.bind(source.timestamp_by.expr, allow_system_timestamp=False)
         over = tuple(binder.bind(c) for c in source.timestamp_by.over)
+    if source.match_recognize is not None:
+        return (bind_match_statement(s, binder, timestamp_by, over),)
     partitioned = is_partitioned(source)
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
     if s.group_by is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from asaql.core.match_pattern import MatchPattern
 from asaql.core.stages import is_stage
 from asaql.plan.clauses import AllFields, OutputColumn
 from asaql.plan.nodes import (
@@ -105,6 +106,12 @@ def _describe(node: PlanNode) -> str:
     if isinstance(node, WindowAggregate):
         groups = ", ".join(expression_text(e) for e in node.group_by)
         aggregates = ", ".join(expression_text(a) for a in node.aggregates)
+        if isinstance(node.window, MatchPattern):
+            return (f"WindowAggregate {window_text(node.window)}"
+                    + (f" PARTITION BY {groups}" if groups else "")
+                    + f"; emits a match when it can no longer grow (at the latest when "
+                      f"{_WATERMARKS[node.watermark]} passes its first row + LIMIT DURATION); "
+                      "System.Timestamp = its last row's")
         return (f"WindowAggregate {window_text(node.window)}"
                 + (f" GROUP BY {groups}" if groups else "")
                 + (f": {aggregates}" if aggregates else "")

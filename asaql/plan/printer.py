@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
+from asaql.core.match_pattern import MatchPattern
 from asaql.core.windows import HoppingWindow, SessionWindow, SlidingWindow, TumblingWindow
 from asaql.plan import expressions as E
 from asaql.plan.expressions import (
@@ -187,4 +188,28 @@ def window_text(window) -> str:
                 + ")") if window.partition_by else ""
         return (f"SessionWindow(timeout {format_duration(window.timeout_us)}, max duration "
                 f"{format_duration(window.max_duration_us)}){over}")
+    if isinstance(window, MatchPattern):
+        return match_text(window)
     return "SnapshotWindow(System.Timestamp())"
+
+
+def match_text(window: MatchPattern) -> str:
+    """`MatchRecognize(PATTERN (A+ B), 1m, measures a, b)`."""
+    names = dict(window.names)
+
+    def pattern(node) -> str:
+        kind = node[0]
+        if kind == "var":
+            return names.get(node[1], node[1])
+        if kind == "any":
+            return "."
+        if kind == "seq":
+            return " ".join(pattern(i) for i in node[1])
+        if kind == "alt":
+            return "(" + " | ".join(pattern(o) for o in node[1]) + ")"
+        inner = pattern(node[2])
+        return (inner if node[2][0] in ("var", "any", "alt") else f"({inner})") + node[1]
+
+    return (f"MatchRecognize(PATTERN ({pattern(window.pattern)}), LIMIT DURATION "
+            f"{format_duration(window.duration_us)}, measures "
+            f"{', '.join(alias for alias, _ in window.measures)})")

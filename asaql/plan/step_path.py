@@ -8,6 +8,7 @@ knows: a CAST in a windowed statement that can fail sets events aside through th
 from __future__ import annotations
 
 from asaql.core.stages import is_stage
+from asaql.core.match_pattern import MatchPattern
 from asaql.core.windows import HoppingWindow, TumblingWindow
 from asaql.plan.expressions import EventTimestamp
 from asaql.plan.nodes import (
@@ -31,6 +32,8 @@ def general_step_reason(source: PlanNode, writes: list[WriteOutput]) -> str | No
         window = _window_below(write)
         if window is None:
             continue
+        if isinstance(window.window, MatchPattern):
+            return "MATCH_RECOGNIZE reads each partition's events in order"
         if not isinstance(window.window, (TumblingWindow, HoppingWindow)):
             return f"{type(window.window).__name__} windows (only tumbling and hopping merge)"
         if any(isinstance(key, EventTimestamp) for key in window.group_by):

@@ -6,9 +6,11 @@ fields) is resolved here."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from asaql.analysis import bound, joins, laterals, statements
 from asaql.analysis.scalar_functions import datepart_of, metadata_property_of
-from asaql.core import windows
+from asaql.core import match_pattern, windows
 from asaql.core.fields import field_names
 from asaql.errors import InternalError, Span
 from asaql.plan import clauses
@@ -87,6 +89,11 @@ def _window(value):
     return type(value)(**_fields(value))
 
 
+def _match_pattern(value: match_pattern.MatchPattern) -> match_pattern.MatchPattern:
+    """Its expression trees are the matcher's own (plain); the fields it reads are bound."""
+    return dataclasses.replace(value, fields=_tuple(value.fields))
+
+
 def _plain(value):
     return value
 
@@ -97,5 +104,6 @@ def _no_counterpart(value):
 
 # Classes translated by what they derive from, in this order (after the same-name classes).
 _BY_BASE = ((ast.FunctionCall, _function_call), (laterals.ApplyElements, _apply_elements),
-            (tuple, _tuple), (_WINDOWS, _window), (_PLAIN, _plain))
+            (tuple, _tuple), (_WINDOWS, _window), (match_pattern.MatchPattern, _match_pattern),
+            (_PLAIN, _plain))
 _TRANSLATIONS: dict[type, object] = {}

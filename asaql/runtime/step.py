@@ -34,6 +34,7 @@ from asaql.runtime.bucket import (  # BucketState here too: checkpoints pickled 
     INFINITY, BucketState, arrival_order, concat_rows, late_sample, to_datetimes, to_micros,
     watermarks_json,
 )
+from asaql.runtime.pattern_match import PatternSpec, run_statement
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
 from asaql.runtime.windows import close_windows
 
@@ -283,6 +284,8 @@ class SourceStep:
         rows = fresh if pending is None or pending.empty else concat_rows([pending, fresh])
         if rows.empty:
             return None
+        if isinstance(st.window, PatternSpec):  # MATCH_RECOGNIZE
+            return run_statement(st, s, rows, marks, combined, closed_until)
         if isinstance(st.window, SessionWindow):  # sessions read their runs in order
             rows = rows.sort_values(["key", *st.session_keys, "ts", "arrival", "file", "line"],
                                     kind="stable", na_position="first").reset_index(drop=True)

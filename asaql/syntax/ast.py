@@ -200,6 +200,57 @@ class TimestampBy(Node):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PatternVariable(Node):
+    """A pattern variable in PATTERN (…); `name` None for `.` (any row)."""
+
+    name: Identifier | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternRepeat(Node):
+    item: "PatternNode"
+    quantifier: str  # '*', '+' or '?'
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternSequence(Node):
+    items: tuple["PatternNode", ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PatternAlternation(Node):
+    options: tuple["PatternNode", ...]
+
+
+PatternNode = PatternVariable | PatternRepeat | PatternSequence | PatternAlternation
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measure(Node):
+    expr: Expr
+    alias: Identifier
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Define(Node):
+    name: Identifier
+    condition: Expr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MatchRecognize(Node):
+    """`MATCH_RECOGNIZE (LIMIT DURATION (…) [PARTITION BY …] MEASURES … AFTER MATCH SKIP TO
+    NEXT ROW PATTERN (…) DEFINE …) AS alias` after an input."""
+
+    limit_duration: "FunctionCall"
+    partition_by: tuple[ColumnRef, ...]
+    measures: tuple[Measure, ...]
+    pattern: PatternNode
+    defines: tuple[Define, ...]
+    alias: Identifier
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InputSource(Node):
     """One input in FROM: `name [AS alias] [TIMESTAMP BY …] [PARTITION BY col [INTO n]]`."""
 
@@ -208,6 +259,7 @@ class InputSource(Node):
     timestamp_by: TimestampBy | None = None
     partition_by: ColumnRef | None = None
     shard_count: int | None = None  # PARTITION BY … INTO n
+    match_recognize: MatchRecognize | None = None
 
     @property
     def reference_name(self) -> Identifier:

@@ -112,8 +112,45 @@ class AstBuilder(Transformer_NonRecursive):
 
     # ------------------------------------------------------------ sources, joins, applies
     def source(self, meta, children):
-        name, alias, *options = children
-        return input_source(name, alias, options, span_of(meta))
+        name, alias, *options, match = children
+        return input_source(name, alias, options, span_of(meta), match)
+
+    def match_recognize(self, meta, children):
+        _keyword, limit, partition, *rest = children
+        alias = rest.pop()
+        words = [(str(t), token_span(t)) for t in rest if isinstance(t, Token)]
+        measures = tuple(c for c in rest if isinstance(c, ast.Measure))
+        defines = tuple(c for c in rest if isinstance(c, ast.Define))
+        pattern = next(c for c in rest if not isinstance(c, (Token, ast.Measure, ast.Define)))
+        return match_recognize(limit, partition or (), words, measures, pattern, defines, alias,
+                               span_of(meta))
+
+    def mr_partition(self, meta, children):
+        return children[0]
+
+    def mr_measure(self, meta, children):
+        expr, alias = children
+        return ast.Measure(expr=expr, alias=alias, span=span_of(meta))
+
+    def mr_define(self, meta, children):
+        name, condition = children
+        return ast.Define(name=name, condition=condition, span=span_of(meta))
+
+    def pattern_alt(self, meta, children):
+        return pattern_alternation(tuple(children), span_of(meta))
+
+    def pattern_seq(self, meta, children):
+        return pattern_sequence(tuple(children), span_of(meta))
+
+    def pattern_term(self, meta, children):
+        item, quantifier = children
+        return pattern_term(item, None if quantifier is None else str(quantifier), span_of(meta))
+
+    def pattern_var(self, meta, children):
+        return ast.PatternVariable(name=children[0], span=span_of(meta))
+
+    def pattern_any(self, meta, children):
+        return ast.PatternVariable(name=None, span=span_of(meta))
 
     def timestamp_by(self, meta, children):
         expr, _over, columns = children
@@ -329,7 +366,39 @@ def partition_option(column, shards: str | None, span: Span | None):
     return column, None if shards is None else int(shards)
 
 
-def input_source(name, alias, options, span: Span) -> ast.InputSource:
+# MATCH_RECOGNIZE's words that are not reserved keywords, in order
+_MATCH_WORDS = ("MEASURES", "AFTER", "MATCH", "SKIP", "TO", "NEXT", "ROW", "PATTERN", "DEFINE")
+
+
+def match_recognize(limit, partition, words, measures, pattern, defines, alias,
+                    span: Span) -> ast.MatchRecognize:
+    """`words`: (text, span) of MEASURES, AFTER MATCH SKIP TO NEXT ROW, PATTERN, DEFINE as
+    written; ASA has one skip mode, so the clause is required and fixed."""
+    for (text, at), want in zip(words, _MATCH_WORDS):
+        if text.upper() != want:
+            expected = "AFTER MATCH SKIP TO NEXT ROW (the only skip mode)" \
+                if want in _MATCH_WORDS[1:7] else want
+            raise QuerySyntaxError(f"syntax error: MATCH_RECOGNIZE expects {expected} here, "
+                                   f"not '{text}'", at)
+    return ast.MatchRecognize(limit_duration=limit, partition_by=tuple(partition),
+                              measures=measures, pattern=pattern, defines=defines, alias=alias,
+                              span=span)
+
+
+def pattern_alternation(options: tuple, span: Span):
+    return options[0] if len(options) == 1 else ast.PatternAlternation(options=options, span=span)
+
+
+def pattern_sequence(items: tuple, span: Span):
+    return items[0] if len(items) == 1 else ast.PatternSequence(items=items, span=span)
+
+
+def pattern_term(item, quantifier: str | None, span: Span):
+    return item if quantifier is None else \
+        ast.PatternRepeat(item=item, quantifier=quantifier, span=span)
+
+
+def input_source(name, alias, options, span: Span, match=None) -> ast.InputSource:
     timestamp_by = partition_by = shards = None
     for option in options:
         if isinstance(option, ast.TimestampBy):
@@ -339,7 +408,8 @@ def input_source(name, alias, options, span: Span) -> ast.InputSource:
             _refuse_repeat(partition_by, option[0], "PARTITION BY")
             partition_by, shards = option
     return ast.InputSource(name=name, alias=alias, timestamp_by=timestamp_by,
-                           partition_by=partition_by, shard_count=shards, span=span)
+                           partition_by=partition_by, shard_count=shards, span=span,
+                           match_recognize=match)
 
 
 def is_system_timestamp(parts) -> bool:

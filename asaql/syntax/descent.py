@@ -233,7 +233,100 @@ class _Parser(ExpressionParser):
                                or (column, None))
             else:
                 break
-        return self.checked(build.input_source, name, alias, options, self.span(first, self.i - 1))
+        match = self.match_recognize() if kinds[self.i] == "MATCH_RECOGNIZE" else None
+        return self.checked(build.input_source, name, alias, options, self.span(first, self.i - 1),
+                            match)
+
+    # ------------------------------------------------------------ MATCH_RECOGNIZE
+    def match_recognize(self) -> ast.MatchRecognize:
+        first = self.i
+        self.i += 1
+        self.expect("LPAR")
+        self.expect("LIMIT")
+        limit = self.call_rule()
+        partition = ()
+        if self.kinds[self.i] == "PARTITION":
+            self.i += 1
+            self.expect("BY")
+            columns = [self.column_ref()]
+            while self.kinds[self.i] == "COMMA":
+                self.i += 1
+                columns.append(self.column_ref())
+            partition = tuple(columns)
+        words = [self.word()]
+        measures = [self.measure()]
+        while self.kinds[self.i] == "COMMA":
+            self.i += 1
+            measures.append(self.measure())
+        words.extend(self.word() for _ in range(7))
+        self.expect("LPAR")
+        pattern = self.pattern_alt()
+        self.expect("RPAR")
+        words.append(self.word())
+        defines = [self.define()]
+        while self.kinds[self.i] == "COMMA":
+            self.i += 1
+            defines.append(self.define())
+        self.expect("RPAR")
+        alias = self.optional_alias()
+        if alias is None:
+            self.fail()
+        return self.checked(build.match_recognize, limit, partition, words, tuple(measures),
+                            pattern, tuple(defines), alias, self.span(first, self.i - 1))
+
+    def word(self) -> tuple:
+        at = self.expect("IDENT")
+        return self.texts[at], self.span(at, at)
+
+    def measure(self) -> ast.Measure:
+        first = self.i
+        expr = self.expr()[0]
+        self.expect("AS")
+        alias = self.name()
+        return ast.Measure(expr=expr, alias=alias, span=self.span(first, self.i - 1))
+
+    def define(self) -> ast.Define:
+        first = self.i
+        name = self.name()
+        self.expect("AS")
+        condition = self.expr()[0]
+        return ast.Define(name=name, condition=condition, span=self.span(first, self.i - 1))
+
+    def pattern_alt(self):
+        first = self.i
+        options = [self.pattern_seq()]
+        while self.kinds[self.i] == "PIPE":
+            self.i += 1
+            options.append(self.pattern_seq())
+        return build.pattern_alternation(tuple(options), self.span(first, self.i - 1))
+
+    def pattern_seq(self):
+        first = self.i
+        items = [self.pattern_term()]
+        while self.kinds[self.i] in NAME_KINDS or self.kinds[self.i] in ("DOT", "LPAR"):
+            items.append(self.pattern_term())
+        return build.pattern_sequence(tuple(items), self.span(first, self.i - 1))
+
+    def pattern_term(self):
+        first = i = self.i
+        kind = self.kinds[i]
+        if kind == "DOT":
+            self.i += 1
+            item = ast.PatternVariable(name=None, span=self.span(i, i))
+        elif kind == "LPAR":
+            self.enter()
+            self.i += 1
+            item = self.pattern_alt()
+            self.expect("RPAR")
+            self.nesting -= 1
+        else:
+            name = self.name()
+            item = ast.PatternVariable(name=name, span=self.span(i, i))
+        quantifier = None
+        if self.kinds[self.i] in ("STAR", "PLUS", "QUESTION"):
+            quantifier = self.texts[self.i]
+            self.i += 1
+        return build.pattern_term(item, quantifier, self.span(first, self.i - 1))
 
     def joins(self) -> tuple:
         out = []

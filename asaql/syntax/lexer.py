@@ -20,6 +20,7 @@ KEYWORDS = frozenset({
     "ALL", "WITH", "TIMESTAMP", "OVER", "PARTITION", "JOIN", "INNER", "LEFT", "OUTER", "CROSS",
     "APPLY", "ON", "OR", "AND", "NOT", "IS", "NULL", "LIKE", "IN", "BETWEEN", "CAST", "TRY_CAST",
     "CASE", "WHEN", "THEN", "ELSE", "END", "WITHIN", "ORDER", "ASC", "DESC", "LIMIT",
+    "MATCH_RECOGNIZE",
 })
 _KEYWORD_OF = {word.lower(): word for word in KEYWORDS}
 
@@ -27,7 +28,7 @@ _SIGNS = {
     "=": "EQ", "<>": "NE", "!=": "NE", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE", "+": "PLUS",
     "-": "MINUS", "*": "STAR", "/": "SLASH", "%": "PERCENT", "&": "AMP", "|": "PIPE",
     "^": "CARET", "~": "TILDE", "(": "LPAR", ")": "RPAR", ",": "COMMA", ".": "DOT",
-    ";": "SEMICOLON",
+    ";": "SEMICOLON", "?": "QUESTION",
 }
 
 _COMMENT = r"--[^\n]*|/\*[\s\S]*?\*/"
@@ -40,7 +41,7 @@ _MASTER = re.compile("|".join(f"({pattern})" for pattern in (
     r"[A-Za-z_][A-Za-z0-9_]*",  # 5: IDENT or a keyword
     r"\[(?:[^\]]|\]\])*\]|\"(?:[^\"]|\"\")*\"",  # 6: BRACKET_IDENT or QUOTED_IDENT
     r"\d+",  # 7: INT
-    r"<=|<>|!=|>=|[=<>+\-*/%&|^~(),.;]",  # 8: a sign
+    r"<=|<>|!=|>=|[=<>+\-*/%&|^~(),.;?]",  # 8: a sign
 )))
 _SKIP, _OVER_CALL, _STRING, _FLOAT, _WORD, _BRACKET, _INT, _SIGN = range(1, 9)
 _KIND_OF_GROUP = {_OVER_CALL: "OVER_CALL", _STRING: "STRING", _FLOAT: "FLOAT",

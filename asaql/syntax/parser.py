@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import re
 from dataclasses import dataclass
 
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from asaql.errors import AsaqlError, QuerySyntaxError, Span, UnsupportedFeatureError
+from asaql.errors import AsaqlError, QuerySyntaxError, Span
 from asaql.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
@@ -98,7 +97,7 @@ def parse_with_lark(lines: LineIndex, start: int, end: int, rule: str, resume: i
         if resume != start:  # the fast parser refused a part lark reads (never expected)
             tree = parser().parse(lines.slice(start, end), start=rule)
     except UnexpectedInput as error:
-        raise _syntax_error(error, _Source(lines, resume, end, rule), start) from None
+        raise _syntax_error(error, _Source(lines, resume, end, rule)) from None
     try:
         return AstBuilder().transform(tree)
     except VisitError as error:
@@ -121,18 +120,7 @@ class _Source:
         return self.lines.text
 
 
-# ASA clauses asaql does not parse yet: a syntax error after one of them names the clause.
-_UNSUPPORTED_CLAUSES = re.compile(r"\b(MATCH_RECOGNIZE)\s*\(", re.IGNORECASE)
-
-
-def _syntax_error(error: UnexpectedInput, source: _Source, scan_from: int) -> AsaqlError:
-    offset = getattr(error, "pos_in_stream", None)
-    for match in _UNSUPPORTED_CLAUSES.finditer(source.text, scan_from, source.end):
-        if offset is None or match.start() <= offset:
-            line, column = source.lines.position(match.start())
-            return UnsupportedFeatureError(
-                f"{match.group(1).upper()} is not supported yet",
-                Span(line, column, line, column + len(match.group(1))))
+def _syntax_error(error: UnexpectedInput, source: _Source) -> AsaqlError:
     if isinstance(error, UnexpectedToken):
         return _unexpected_token(error, source)
     if isinstance(error, UnexpectedCharacters):

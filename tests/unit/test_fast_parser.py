@@ -149,6 +149,35 @@ def test_expressions(text):
     assert_same(f"SELECT {text}\nFROM i")
 
 
+_MR = ("SELECT * INTO o FROM i TIMESTAMP BY t MATCH_RECOGNIZE (LIMIT DURATION(minute, 1) "
+       "{partition}MEASURES {measures} AFTER MATCH SKIP TO NEXT ROW PATTERN ({pattern}) "
+       "DEFINE {defines}) AS {alias}")
+MATCH_RECOGNIZE = [
+    _MR.format(partition="PARTITION BY k ", measures="Last(A.x) AS a, Count(B.y) AS n",
+               pattern="A+ B* C?", defines="A AS A.x = 1, B AS B.x > Max(A.x)", alias="T"),
+    _MR.format(partition="PARTITION BY k, [j] ", measures="Classifier() AS c",
+               pattern="(A | B C)+ . (D)", defines="D AS (D.x = 2)", alias="'T'"),
+    _MR.format(partition="", measures="First(A.x) + 1 AS f", pattern="((A B)? | C)* D",
+               defines="A AS A.x IS NULL", alias="AS T"),
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="A | B | (C)",
+               defines="A AS NOT A.x", alias="T") + " WHERE z = 1",
+    # refused: a wrong word, no alias, an empty pattern, a dangling quantifier, no DEFINE
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="A", defines="A AS 1",
+               alias="T").replace("SKIP TO NEXT", "SKIP PAST NEXT"),
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="A", defines="A AS 1",
+               alias="").rstrip(),
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="", defines="A AS 1", alias="T"),
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="+A", defines="A AS 1",
+               alias="T"),
+    _MR.format(partition="", measures="Last(A.x) AS a", pattern="A??", defines="A AS 1",
+               alias="T"),
+    _MR.format(partition="", measures="Last(A.x)", pattern="A", defines="A AS 1", alias="T"),
+    "SELECT * FROM i MATCH_RECOGNIZE (LIMIT DURATION(second, 5) MEASURES Last(A.x) AS a "
+    "AFTER MATCH SKIP TO NEXT ROW PATTERN (A) ) AS T",
+    "SELECT a FROM i WHERE b ? 1",
+]
+
+
 STATEMENTS = [
     "SELECT * FROM i", "SELECT i.* FROM i", "SELECT a.b.* FROM i", "SELECT *, a FROM i",
     "SELECT DISTINCT TOP 10 a, b AS c, d e, total = x + 1, f = g AS h FROM i",
@@ -180,6 +209,7 @@ STATEMENTS = [
     "WITH AS (SELECT a FROM i) SELECT 1 FROM s",
     "WITH s (SELECT a FROM i) SELECT a FROM s", "WITH s AS (SELECT a FROM i;) SELECT a FROM s",
     "SELECT MATCH_RECOGNIZE (a) FROM i; SELECT b FROM", "SELECT a FROM i MATCH_RECOGNIZE (x)",
+    *MATCH_RECOGNIZE,
     "SELECT 'abc FROM i", "SELECT [abc FROM i", "SELECT a /* never closed FROM i",
     "SELECT a FROM i WHERE b = 'ß'", "SELECT a FROM i WHERE ß = 1",
     "SELECT a FROM i WHERE b = 1 ß",

@@ -277,7 +277,7 @@ def test_spans():
     ("SELECT a FROM", "syntax error: unexpected end of query, expected a name", 1, 14),
     ("select a from b group x", "syntax error: unexpected 'x', expected BY", 1, 23),
     ("SELECT a FROM b JOIN c", "syntax error: unexpected end of query, "
-                               "expected AS, ON, PARTITION, TIMESTAMP or a name", 1, 23),
+                               "expected AS, MATCH_RECOGNIZE, ON, PARTITION, TIMESTAMP or a name", 1, 23),
     ("SELECT a", "syntax error: unexpected end of query, expected ',', AS, FROM, INTO or a name", 1, 9),
     ("", "syntax error: unexpected end of query, expected SELECT or WITH", 1, 1),
     ("SELECT a\nFROM b\nWHERE a = = 1", "syntax error: unexpected '=', expected an expression", 3, 11),
@@ -298,7 +298,7 @@ def test_keywords_are_not_names():
     ("SELECT 'abc FROM b", "string literal that is never closed", 8),
     ("SELECT [abc FROM b", "never closed", 8),
     ("SELECT a FROM b /* x", "comment that is never closed", 17),
-    ("SELECT a ? b FROM c", "unexpected character '?'", 10),
+    ("SELECT a @ b FROM c", "unexpected character '@'", 10),
 ])
 def test_lexical_errors(text, words, column):
     error = syntax_error(text)
@@ -340,11 +340,33 @@ def test_token_soup_parses_or_raises_a_query_error(words):
         pass
 
 
-def test_match_recognize_is_reported_as_not_supported_yet_at_its_position():
-    with pytest.raises(UnsupportedFeatureError) as info:
+def test_match_recognize_without_limit_duration_is_a_syntax_error_at_its_position():
+    with pytest.raises(QuerySyntaxError) as info:
         parse("SELECT *\nFROM i\n  MATCH_RECOGNIZE (PARTITION BY a PATTERN (A) DEFINE A AS a > 1) AS m")
-    assert "MATCH_RECOGNIZE is not supported yet" in str(info.value)
-    assert (info.value.span.line, info.value.span.column) == (3, 3)
+    assert (info.value.span.line, info.value.span.column) == (3, 20)
+
+
+def test_match_recognize_parses_to_its_pattern_tree():
+    query = parse("SELECT * FROM i TIMESTAMP BY t MATCH_RECOGNIZE (LIMIT DURATION(minute, 1) "
+                  "PARTITION BY k MEASURES Last(A.x) AS a AFTER MATCH SKIP TO NEXT ROW "
+                  "PATTERN ((A | B)+ .? C*) DEFINE A AS A.x = 1) AS T")
+    match = query.statements[0].source.match_recognize
+    assert [m.alias.name for m in match.measures] == ["a"]
+    assert [d.name.name for d in match.defines] == ["A"]
+    sequence = match.pattern
+    assert isinstance(sequence, ast.PatternSequence) and len(sequence.items) == 3
+    group, anything, tail = sequence.items
+    assert group.quantifier == "+" and isinstance(group.item, ast.PatternAlternation)
+    assert anything.quantifier == "?" and anything.item.name is None
+    assert tail.quantifier == "*" and tail.item.name.name == "C"
+
+
+def test_match_recognize_names_the_wrong_word():
+    with pytest.raises(QuerySyntaxError) as info:
+        parse("SELECT * FROM i MATCH_RECOGNIZE (LIMIT DURATION(minute, 1) MEASURES Last(A.x) AS a "
+              "AFTER MATCH SKIP TO LAST ROW PATTERN (A) DEFINE A AS 1) AS T")
+    assert "AFTER MATCH SKIP TO NEXT ROW" in info.value.message
+    assert (info.value.span.line, info.value.span.column) == (1, 104)
 
 
 def test_repartition_with_shard_count():

@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.match_pattern import MatchPattern
 from asaql.core.windows import SessionWindow
 from asaql.errors import InternalError
 from asaql.plan import expressions as E
@@ -20,6 +21,7 @@ from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import EVENT_TIMESTAMP, StatementSpec
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import bind, combinations, laterals_below
+from asaql.spark.lowering.pattern import prepare_pattern
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -70,6 +72,10 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     With JOINs of reference data or APPLY, an event counts once per partner combination: its
     inputs travel as an array of structs (one per combination) that the step explodes."""
     project, having, aggregate, where = split_windowed(write)
+    if isinstance(aggregate.window, MatchPattern):  # MATCH_RECOGNIZE: no HAVING, no WHERE
+        inputs, spec, fields, finish = prepare_pattern(index, aggregate, events, scope)
+        return WindowedStatement(index, write, aggregate, None, project, inputs, spec, fields,
+                                 finish)
     prefix = f"asaql__s{index}_"
     laterals = laterals_below(write)
     aliases = [lateral.alias for lateral in laterals]
