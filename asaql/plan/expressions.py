@@ -254,3 +254,5 @@ class AnalyticCall(Expr):
     duration_us: int = 0
     when: object = None
     model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+    order_by: tuple = ()  # TopOne, CollectTop: OrderKey…
+    limit: int | None = None  # CollectTop's n

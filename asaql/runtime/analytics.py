@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from asaql.runtime import analytic_collect as collecting
 from asaql.runtime import anomaly
 
 TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp()
@@ -32,7 +33,8 @@ TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp
 
 @dataclass(frozen=True, slots=True)
 class AnalyticSpec:
-    function: str  # lag, last, isfirst, count, sum, avg, min, max, spikeanddip, changepoint
+    function: str  # lag, last, isfirst, count, sum, avg, min, max, spikeanddip, changepoint,
+    # collect, topone, collecttop
     value: str | None  # the argument's column (None: COUNT(*), ISFIRST)
     keys: tuple[str, ...]  # PARTITION BY value columns
     when: str | None  # a boolean column, or None
@@ -42,6 +44,9 @@ class AnalyticSpec:
     result: str  # the output column
     integral: bool = False  # SUM of integers is an integer
     model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+    order_by: tuple[tuple[str, bool], ...] = ()  # TopOne, CollectTop: (column, descending)
+    limit: int | None = None  # CollectTop's n
+    record: bool = False  # Collect(), TopOne(), CollectTop(n): `value` is the record's JSON
 
     @property
     def reach_us(self) -> int:
@@ -64,8 +69,12 @@ def evaluate(spec: AnalyticSpec, rows: pd.DataFrame, fresh: np.ndarray) -> pd.Se
     considered = np.ones(n, bool) if spec.when is None else \
         (rows[spec.when].to_numpy(object) == True)[order]  # noqa: E712 (NULL is not true)
     start = _group_starts(g)
-    kernel = _KERNELS.get(spec.function, _aggregate)
-    values = kernel(spec, rows, order, g, t, considered, start)
+    if spec.function in collecting.FUNCTIONS:  # only the fresh rows' arrays are built
+        values = collecting.evaluate(spec, rows, order, t, considered,
+                                     _window_starts(g, t, spec.duration_us), fresh[order])
+    else:
+        kernel = _KERNELS.get(spec.function, _aggregate)
+        values = kernel(spec, rows, order, g, t, considered, start)
     result = np.empty(n, dtype=object)
     result[order] = values
     return pd.Series(result[fresh], dtype=object)

@@ -1,0 +1,51 @@
+"""Collect, TopOne and CollectTop OVER (… LIMIT DURATION …): each wanted event's window — the
+considered events of its partition in (ts − d, ts], up to and including itself — is expanded
+into (event, member) pairs and handed to the aggregate forms' code (aggregates.py), one group
+per event, with the members' processing order as the tiebreak. Records and arrays travel as
+JSON text, as there. Vectorised: the pairs are built with numpy, no row loop; the work is the
+total size of the windows, which the arrays' size makes unavoidable.
+
+An event whose window holds no event (WHEN keeps none) gets an empty array from Collect and
+CollectTop, and NULL from TopOne.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from asaql.runtime import aggregates
+
+FUNCTIONS = {"collect", "topone", "collecttop"}
+_POSITION = "asaql__position"  # a member's place in processing order
+
+
+def evaluate(spec, rows: pd.DataFrame, order: np.ndarray, t: np.ndarray, considered: np.ndarray,
+             low: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Values per position of the sorted rows (`order`); `low[i]` is the first position of i's
+    window, `wanted` the positions to compute (the others stay None)."""
+    n = len(t)
+    targets = np.flatnonzero(wanted)
+    lengths = targets + 1 - low[targets]
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    member = np.repeat(low[targets], lengths) + np.arange(int(lengths.sum())) - starts
+    gid = np.repeat(np.arange(len(targets)), lengths)
+    keep = considered[member]
+    member, gid = member[keep], gid[keep]
+    members = pd.DataFrame({_POSITION: member})
+    sorted_rows = rows.iloc[order]
+    columns = [spec.value, *(column for column, _ in spec.order_by)]
+    for column in dict.fromkeys(columns):
+        members[column] = sorted_rows[column].to_numpy(object)[member]
+    function = aggregates.AggregateSpec(
+        function=spec.function, column=None if spec.record else spec.value,
+        order_by=spec.order_by, limit=spec.limit,
+        record_column=spec.value if spec.record else None,
+        json_column=None if spec.record else spec.value, ties=(_POSITION,))
+    found = aggregates.compute(function, members, gid, len(targets)).to_numpy(object) \
+        if len(member) else np.full(len(targets), None, dtype=object)
+    empty = pd.isna(found)
+    found[empty] = None if spec.function == "topone" else "[]"
+    out = np.full(n, None, dtype=object)
+    out[targets] = found
+    return out
