@@ -1,8 +1,8 @@
 """Collect, TopOne and CollectTop in their analytic form (ASA's reference pages):
 
-  Collect([expr])        OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
-  TopOne([expr])         OVER ([PARTITION BY …] ORDER BY k [ASC|DESC], … LIMIT DURATION(…) [WHEN …])
-  CollectTop(n[, expr])  OVER ([PARTITION BY …] ORDER BY k [ASC|DESC], … LIMIT DURATION(…) [WHEN …])
+  Collect([expr])       OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
+  TopOne([expr])        OVER ([PARTITION BY …] ORDER BY k [DESC], … LIMIT DURATION(…) [WHEN …])
+  CollectTop(n[, expr]) OVER ([PARTITION BY …] ORDER BY k [DESC], … LIMIT DURATION(…) [WHEN …])
 
 Without `expr` the whole event record is taken (`record`). The events are those of the
 aggregates OVER LIMIT DURATION: the current one (when WHEN keeps it) and the earlier ones of

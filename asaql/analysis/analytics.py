@@ -4,7 +4,7 @@
   LAST(expr [, default])           OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
   ISFIRST(unit, n)                 OVER ([PARTITION BY …] [WHEN cond])
   COUNT/SUM/AVG/MIN/MAX/…(expr)    OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
-  Collect, TopOne, CollectTop      OVER ([PARTITION BY …] [ORDER BY …] LIMIT DURATION …) (analytic_collect.py)
+  Collect, TopOne, CollectTop      OVER (… [ORDER BY …] LIMIT DURATION …) (analytic_collect.py)
   AnomalyDetection_SpikeAndDip/ChangePoint(…) OVER (… LIMIT DURATION(unit, n) …) (anomaly.py)
 
 They are evaluated before WHERE, JOIN and GROUP BY of their SELECT (docs/asa-analytic-notes.md).
