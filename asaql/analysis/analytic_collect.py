@@ -47,7 +47,10 @@ def bind_collecting(call: ast.FunctionCall, label: str, bind: Callable, partitio
         limit, args = count.value, args[1:]
     elif len(args) > 1:
         raise InvalidQueryError(f"{label} takes at most one argument", call.span)
-    arg = bind(args[0]) if args else None
+    arg = None
+    if args:  # System.Timestamp() stays itself: the step reads it (as LAG's does)
+        arg = ast.SystemTimestamp(span=args[0].span) \
+            if isinstance(args[0], ast.SystemTimestamp) else bind(args[0])
     return AnalyticCall(function=name, arg=arg, record=arg is None, partition_by=partition_by,
                         duration_us=duration, when=when, order_by=order, limit=limit,
                         span=call.span)

@@ -17,6 +17,7 @@ import pandas as pd
 from asaql.runtime import aggregates
 
 FUNCTIONS = {"collect", "topone", "collecttop"}
+TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp() (µs)
 _POSITION = "asaql__position"  # a member's place in processing order
 
 
@@ -36,7 +37,7 @@ def evaluate(spec, rows: pd.DataFrame, order: np.ndarray, t: np.ndarray, conside
     sorted_rows = rows.iloc[order]
     columns = [spec.value, *(column for column, _ in spec.order_by)]
     for column in dict.fromkeys(columns):
-        members[column] = sorted_rows[column].to_numpy(object)[member]
+        members[column] = _source(spec, sorted_rows, column)[member]
     function = aggregates.AggregateSpec(
         function=spec.function, column=None if spec.record else spec.value,
         order_by=spec.order_by, limit=spec.limit,
@@ -49,3 +50,14 @@ def evaluate(spec, rows: pd.DataFrame, order: np.ndarray, t: np.ndarray, conside
     out = np.full(n, None, dtype=object)
     out[targets] = found
     return out
+
+
+def _source(spec, rows: pd.DataFrame, column: str) -> np.ndarray:
+    """A column's values; System.Timestamp() as datetimes (TopOne) or as the JSON of a one
+    element array (Collect, CollectTop), as the other arguments come."""
+    if column != spec.value or column != TIMESTAMP:
+        return rows[column].to_numpy(object)
+    moments = pd.to_datetime(rows[TIMESTAMP].to_numpy(np.int64), unit="us")
+    if spec.function == "topone":
+        return moments.to_numpy(object)
+    return ('["' + pd.Series(moments.strftime("%Y-%m-%dT%H:%M:%S.%fZ")) + '"]').to_numpy(object)

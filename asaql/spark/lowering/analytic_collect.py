@@ -10,7 +10,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.plan.expressions import AnalyticCall
+from asaql.plan.expressions import AnalyticCall, SystemTimestamp
+from asaql.runtime.analytic_collect import TIMESTAMP
 from asaql.spark.lowering.expressions import Scope, lower_expr
 
 COLLECTING = {"collect", "topone", "collecttop"}
@@ -32,7 +33,11 @@ def collecting_value(call: AnalyticCall, prefix: str, scope: Scope, record: Colu
     """→ (the value's column for the step, the step's result type, the type to parse the
     result into after the step, or None)."""
     name = prefix + "v"
-    if call.record:
+    if isinstance(call.arg, SystemTimestamp):  # the step has it (asaql/runtime/analytic_collect.py)
+        if call.function == "topone":
+            return TIMESTAMP, T.TimestampType(), None
+        name, element = TIMESTAMP, T.TimestampType()
+    elif call.record:
         inputs[name] = record
         element = scope.schema
     else:
