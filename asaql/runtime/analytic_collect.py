@@ -1,9 +1,10 @@
-"""Collect, TopOne and CollectTop OVER (… LIMIT DURATION …): each wanted event's window — the
-considered events of its partition in (ts − d, ts], up to and including itself — is expanded
-into (event, member) pairs and handed to the aggregate forms' code (aggregates.py), one group
-per event, with the members' processing order as the tiebreak. Records and arrays travel as
-JSON text, as there. Vectorised: the pairs are built with numpy, no row loop; the work is the
-total size of the windows, which the arrays' size makes unavoidable.
+"""Collect, TopOne and CollectTop OVER (… LIMIT DURATION …). For Collect and CollectTop each
+wanted event's window — the considered events of its partition in (ts − d, ts], up to and
+including itself — is expanded into (event, member) pairs and handed to the aggregate forms'
+code (aggregates.py), one group per event, with the members' processing order as the
+tiebreak; records and arrays travel as JSON text, as there. The pairs are built with numpy, no
+row loop; the work is the total size of the windows, as the arrays' is. TopOne needs no
+expansion: a range-minimum table finds each window's first event, O(n log n).
 
 An event whose window holds no event (WHEN keeps none) gets an empty array from Collect and
 CollectTop, and NULL from TopOne.
@@ -26,6 +27,8 @@ def evaluate(spec, rows: pd.DataFrame, order: np.ndarray, t: np.ndarray, conside
     """Values per position of the sorted rows (`order`); `low[i]` is the first position of i's
     window, `wanted` the positions to compute (the others stay None)."""
     n = len(t)
+    if spec.function == "topone":
+        return _top_one(spec, rows.iloc[order], considered, low, wanted)
     targets = np.flatnonzero(wanted)
     lengths = targets + 1 - low[targets]
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
@@ -61,3 +64,26 @@ def _source(spec, rows: pd.DataFrame, column: str) -> np.ndarray:
     if spec.function == "topone":
         return moments.to_numpy(object)
     return ('["' + pd.Series(moments.strftime("%Y-%m-%dT%H:%M:%S.%fZ")) + '"]').to_numpy(object)
+
+
+def _top_one(spec, rows: pd.DataFrame, considered: np.ndarray, low: np.ndarray,
+             wanted: np.ndarray) -> np.ndarray:
+    """TopOne without expanding the windows: each event's place in the ORDER BY order (NULL
+    lowest, ties in processing order) is a unique rank, and the smallest rank among the
+    considered events of [low, i] is found by a range-minimum table, O(n log n)."""
+    from asaql.runtime.analytics import _range_extreme  # analytics.py imports this module
+
+    n = len(rows)
+    keys = []
+    for column, descending in spec.order_by:
+        rank = rows[column].rank(method="dense").fillna(0).to_numpy()  # NULL lowest
+        keys.append(-rank if descending else rank)
+    by_order = np.lexsort([np.arange(n)] + keys[::-1])  # last key is the primary one
+    place = np.empty(n, np.int64)
+    place[by_order] = np.arange(n)
+    best = _range_extreme(place.astype(object), considered, low, np.arange(n) + 1, largest=False)
+    values = _source(spec, rows, spec.value)
+    out = np.full(n, None, dtype=object)
+    found = wanted & ~pd.isna(best)
+    out[found] = values[by_order[best[found].astype(np.int64)]]
+    return out
