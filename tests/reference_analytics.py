@@ -16,13 +16,16 @@ from typing import Callable
 
 @dataclass(frozen=True)
 class Call:
-    function: str  # lag, last, isfirst, count, sum, avg, min, max
+    function: str  # lag, last, isfirst, count, sum, avg, min, max, collect, topone, collecttop
     value: Callable | None = None  # event → argument value (None: COUNT(*), ISFIRST)
     keys: Callable = lambda e: ()  # event → PARTITION BY values
     when: Callable | None = None  # event → bool (None is "always")
     default: Callable | None = None  # event → LAG's default
     offset: int = 1
     duration_us: int = 0
+    order_by: Callable | None = None  # TopOne, CollectTop: event → its key (None lowest)
+    descending: bool = False
+    limit: int = 1  # CollectTop's n
 
 
 def evaluate(call: Call, events: list) -> list:
@@ -53,6 +56,20 @@ def evaluate(call: Call, events: list) -> list:
             present = [call.value(o) for o in window if call.value(o) is not None]
             out.append(present[-1] if present else
                        call.default(e) if call.default is not None else None)
+            continue
+        if call.function == "collect":
+            out.append([call.value(o) for o in window])
+            continue
+        if call.function in ("topone", "collecttop"):
+            def key(o):
+                k = call.order_by(o)
+                return (0,) if k is None else (1, k)
+
+            # stable, reverse too: equal keys stay in processing order
+            ranked = sorted(window, key=key, reverse=call.descending)
+            top = [call.value(o) for o in ranked[:call.limit]]
+            out.append((top[0] if top else None) if call.function == "topone" else
+                       [{"rank": r + 1, "value": v} for r, v in enumerate(top)])
             continue
         if call.function == "count" and call.value is None:
             out.append(len(window))

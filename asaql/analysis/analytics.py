@@ -4,6 +4,7 @@
   LAST(expr [, default])           OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
   ISFIRST(unit, n)                 OVER ([PARTITION BY …] [WHEN cond])
   COUNT/SUM/AVG/MIN/MAX/…(expr)    OVER ([PARTITION BY …] LIMIT DURATION(unit, n) [WHEN cond])
+  Collect, TopOne, CollectTop      OVER (… [ORDER BY …] LIMIT DURATION …) (analytic_collect.py)
   AnomalyDetection_SpikeAndDip/ChangePoint(…) OVER (… LIMIT DURATION(unit, n) …) (anomaly.py)
 
 They are evaluated before WHERE, JOIN and GROUP BY of their SELECT (docs/asa-analytic-notes.md).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from asaql.analysis.analytic_collect import COLLECTING, ORDERED, bind_collecting
 from asaql.analysis.anomaly import ANOMALY, LABELS, bind_anomaly
 from asaql.analysis.bound import AnalyticCall, walk
 from asaql.analysis.functions import AGGREGATES, ANALYTIC
@@ -50,7 +52,7 @@ def bind_analytic(call: ast.FunctionCall, bind: Callable, prefilter=None) -> Ana
         over = ast.OverClause()
     if over is None:
         raise InvalidQueryError(f"{label} needs OVER (… LIMIT DURATION(unit, n) …)", call.span)
-    if over.order_by or call.within_group:
+    if (over.order_by and name not in ORDERED) or call.within_group:
         raise InvalidQueryError(f"{label}: analytic functions take no ORDER BY (events are "
                                 "taken in System.Timestamp order)", call.span)
     partition_by = tuple(bind(e) for e in over.partition_by)
@@ -72,9 +74,12 @@ def bind_analytic(call: ast.FunctionCall, bind: Callable, prefilter=None) -> Ana
         return AnalyticCall(function="last", arg=_value(call.args[0], bind), default=default,
                             partition_by=partition_by, duration_us=duration, when=when,
                             span=call.span)
+    if name in COLLECTING:
+        return bind_collecting(call, label, bind, partition_by, duration, when)
     if name not in ANALYTIC_AGGREGATES:
         raise UnsupportedFeatureError(f"{label}(…) OVER (… LIMIT DURATION …) is not supported "
-                                      "yet; COUNT, SUM, AVG, MIN and MAX are", call.span)
+                                      "yet; COUNT, SUM, AVG, MIN, MAX, Collect, TopOne and "
+                                      "CollectTop are", call.span)
     if call.distinct:
         raise UnsupportedFeatureError(f"{label}(DISTINCT …) OVER (…) is not supported yet",
                                       call.span)

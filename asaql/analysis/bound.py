@@ -98,6 +98,8 @@ class AnalyticCall(Node):
     duration_us: int = 0
     when: object = None
     model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+    order_by: tuple = ()  # TopOne, CollectTop: OrderKey…, ties in processing order
+    limit: int | None = None  # CollectTop's n
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -10,6 +10,7 @@ docs/functions.md lists the semantics and the decisions taken where ASA is silen
 
 from __future__ import annotations
 
+from asaql.analysis.format_call import check_format
 from asaql.core.metadata import USER_PROPERTY
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast
@@ -24,6 +25,7 @@ SIGNATURES: dict[str, tuple[int, int | None]] = {
     "regexmatch": (2, 2), "replace": (3, 3), "replicate": (2, 2), "reverse": (1, 1),
     "right": (2, 2), "rtrim": (1, 1), "space": (1, 1), "stuff": (4, 4), "substring": (3, 3),
     "translate": (3, 3), "trim": (1, 1), "unicode": (1, 1), "upper": (1, 1),
+    "format": (2, 3),  # T-SQL's (format_call.py)
     # math
     "abs": (1, 1), "acos": (1, 1), "asin": (1, 1), "atan": (1, 1), "atn2": (2, 2),
     "ceiling": (1, 1), "cos": (1, 1), "cot": (1, 1), "degrees": (1, 1), "exp": (1, 1),
@@ -184,4 +186,5 @@ _ARGUMENT_CHECKS = {
     "datename": _check_datepart, "datepart": _check_datepart,
     "getmetadatapropertyvalue": _check_metadata_property,
     "patindex": _check_literal_pattern,
+    "format": check_format,
 }

@@ -210,6 +210,8 @@ class FunctionCall(Expr):
     within_group: tuple[OrderItem, ...] = ()
     datepart: str | None = None
     metadata_property: str | None = None
+    # FORMAT: its format translated once (asaql/core/format_patterns.py); None: NULL format
+    format_plan: object | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -259,3 +261,5 @@ class AnalyticCall(Expr):
     duration_us: int = 0
     when: object = None
     model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+    order_by: tuple = ()  # TopOne, CollectTop: OrderKey…
+    limit: int | None = None  # CollectTop's n

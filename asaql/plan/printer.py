@@ -150,6 +150,9 @@ def _(node: AnalyticCall) -> str:
     name = node.function.upper()
     if node.function == "isfirst":
         args = [format_duration(node.duration_us)]
+    elif node.function in ("collect", "topone", "collecttop"):
+        args = [str(node.limit)] if node.limit is not None else []
+        args += [expression_text(node.arg)] if node.arg is not None else []
     elif node.record or (node.function == "count" and node.arg is None):
         args = ["*"]
     else:
@@ -166,6 +169,10 @@ def _(node: AnalyticCall) -> str:
     over = []
     if node.partition_by:
         over.append("PARTITION BY " + ", ".join(expression_text(e) for e in node.partition_by))
+    if node.order_by:
+        over.append("ORDER BY " + ", ".join(expression_text(k.expr) + (" DESC" if k.descending
+                                                                      else "")
+                                            for k in node.order_by))
     if node.function != "isfirst":
         over.append(f"LIMIT DURATION({format_duration(node.duration_us)})")
     if node.when is not None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from asaql.analysis import bound, joins, laterals, statements
+from asaql.analysis.format_call import format_plan
 from asaql.analysis.scalar_functions import datepart_of, metadata_property_of
 from asaql.core import match_pattern, windows
 from asaql.core.fields import field_names
@@ -77,7 +78,8 @@ def _function_call(value: ast.FunctionCall) -> E.FunctionCall:
         **_fields(value),
         datepart=datepart_of(value.args[0]) if value.args else None,
         metadata_property=metadata_property_of(value.args[1])
-        if name == "getmetadatapropertyvalue" and len(value.args) > 1 else None)
+        if name == "getmetadatapropertyvalue" and len(value.args) > 1 else None,
+        format_plan=format_plan(value) if name == "format" else None)
 
 
 def _apply_elements(value: laterals.ApplyElements) -> clauses.ApplyElements:

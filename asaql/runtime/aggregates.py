@@ -33,6 +33,7 @@ class AggregateSpec:
     json_column: str | None = None  # the argument as a JSON value, for Collect / CollectTop
     script: str | None = None  # a JavaScript UDA (`uda.name`): its script and output type
     output_type: str | None = None
+    ties: tuple[str, ...] = EVENT_ORDER  # the columns that order events (analytic forms: one)
 
 
 def compute(spec: AggregateSpec, members: pd.DataFrame, gid: np.ndarray, groups: int) -> pd.Series:
@@ -76,7 +77,7 @@ def _ordered(spec, members, gid) -> np.ndarray:
     for column, descending in spec.order_by:
         rank = members[column].rank(method="dense").fillna(0).to_numpy()  # NULL lowest
         keys.append(-rank if descending else rank)
-    for column in EVENT_ORDER:
+    for column in spec.ties:
         keys.append(members[column].rank(method="dense").to_numpy())
     return np.lexsort(keys[::-1])
 
@@ -101,7 +102,7 @@ def _element(spec, members) -> pd.Series:
 
 
 def _collect(spec, members, gid, groups):
-    order = np.lexsort([members[c].rank(method="dense").to_numpy() for c in EVENT_ORDER][::-1]
+    order = np.lexsort([members[c].rank(method="dense").to_numpy() for c in spec.ties][::-1]
                        + [gid])
     return _json_array(_element(spec, members)[order], gid[order])
 

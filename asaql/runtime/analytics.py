@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from asaql.runtime import analytic_collect as collecting
+from asaql.runtime.range_extremes import range_extreme
 from asaql.runtime import anomaly
 
 TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp()
@@ -32,7 +34,8 @@ TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp
 
 @dataclass(frozen=True, slots=True)
 class AnalyticSpec:
-    function: str  # lag, last, isfirst, count, sum, avg, min, max, spikeanddip, changepoint
+    function: str  # lag, last, isfirst, count, sum, avg, min, max, spikeanddip, changepoint,
+    # collect, topone, collecttop
     value: str | None  # the argument's column (None: COUNT(*), ISFIRST)
     keys: tuple[str, ...]  # PARTITION BY value columns
     when: str | None  # a boolean column, or None
@@ -42,6 +45,9 @@ class AnalyticSpec:
     result: str  # the output column
     integral: bool = False  # SUM of integers is an integer
     model: tuple = ()  # anomaly detection: (confidence, historySize, mode)
+    order_by: tuple[tuple[str, bool], ...] = ()  # TopOne, CollectTop: (column, descending)
+    limit: int | None = None  # CollectTop's n
+    record: bool = False  # Collect(), TopOne(), CollectTop(n): `value` is the record's JSON
 
     @property
     def reach_us(self) -> int:
@@ -64,8 +70,12 @@ def evaluate(spec: AnalyticSpec, rows: pd.DataFrame, fresh: np.ndarray) -> pd.Se
     considered = np.ones(n, bool) if spec.when is None else \
         (rows[spec.when].to_numpy(object) == True)[order]  # noqa: E712 (NULL is not true)
     start = _group_starts(g)
-    kernel = _KERNELS.get(spec.function, _aggregate)
-    values = kernel(spec, rows, order, g, t, considered, start)
+    if spec.function in collecting.FUNCTIONS:  # only the fresh rows' arrays are built
+        values = collecting.evaluate(spec, rows, order, t, considered,
+                                     _window_starts(g, t, spec.duration_us), fresh[order])
+    else:
+        kernel = _KERNELS.get(spec.function, _aggregate)
+        values = kernel(spec, rows, order, g, t, considered, start)
     result = np.empty(n, dtype=object)
     result[order] = values
     return pd.Series(result[fresh], dtype=object)
@@ -165,7 +175,7 @@ def _aggregate(spec, rows, order, g, t, considered, start) -> np.ndarray:
     out = np.full(n, None, dtype=object)
     some = count > 0
     if spec.function in ("min", "max"):
-        best = _range_extreme(raw, present, low, high, spec.function == "max")
+        best = range_extreme(raw, present, low, high, spec.function == "max")
         out[some] = best[some]
         return out
     numbers = pd.to_numeric(pd.Series(raw), errors="coerce").to_numpy(np.float64)
@@ -177,38 +187,6 @@ def _aggregate(spec, rows, order, g, t, considered, start) -> np.ndarray:
     sums = np.r_[0.0, np.cumsum(np.where(present, np.nan_to_num(numbers), 0.0))]
     total = sums[high] - sums[low]
     out[some] = (total[some] / count[some]) if spec.function == "avg" else total[some]
-    return out
-
-
-def _range_extreme(raw: np.ndarray, present: np.ndarray, low: np.ndarray, high: np.ndarray,
-                   largest: bool) -> np.ndarray:
-    """MIN or MAX of the present values in [low, high) per position: values are ranked (any
-    ordered type), a sparse table answers each range in O(1)."""
-    n = len(raw)
-    ranked = np.full(n, -1 if largest else n, np.int64)
-    kept = np.flatnonzero(present)
-    if len(kept):
-        uniques, codes = np.unique(np.array(list(raw[kept])), return_inverse=True)
-        ranked[kept] = codes
-    else:
-        uniques = np.array([])
-    pick = np.maximum if largest else np.minimum
-    table = [ranked]
-    span = 1
-    while span * 2 <= n:
-        previous = table[-1]
-        table.append(pick(previous[:-span], previous[span:]))
-        span *= 2
-    length = np.maximum(high - low, 1)
-    level = np.floor(np.log2(length)).astype(np.int64)
-    best = np.empty(n, np.int64)
-    for k in np.unique(level):
-        at = level == k
-        width = 1 << int(k)
-        best[at] = pick(table[k][low[at]], table[k][high[at] - width])
-    out = np.full(n, None, dtype=object)
-    valid = (best >= 0) & (best < len(uniques))
-    out[valid] = uniques[best[valid]]
     return out
 
 

@@ -1,7 +1,7 @@
 """Analytic functions through real Spark streaming queries, against the references.
 
 Each example is a query over one input with random LAG / LAST / ISFIRST / COUNT / SUM / AVG /
-MIN / MAX calls (random PARTITION BY, WHEN, LIMIT DURATION, offsets, defaults) in SELECT, and
+MIN / MAX / Collect / TopOne / CollectTop calls (random PARTITION BY, WHEN, LIMIT DURATION, offsets, defaults) in SELECT, and
 one in WHERE, in a random watermark scope (partitions combined, PARTITION BY PartitionId, or
 substreams with OVER). The input is split into several files and run twice through the golden
 runner — all files in one micro-batch, and one file per micro-batch — and both runs must give
@@ -28,7 +28,10 @@ from spark_harness import file_sizes, property_settings, replayed, same_value
 
 S = 1_000_000
 EXAMPLES = int(os.environ.get("ASAQL_ANALYTIC_EXAMPLES", "25"))
-FUNCTIONS = ["lag", "last", "isfirst", "count*", "count", "sum", "avg", "min", "max"]
+FUNCTIONS = ["lag", "last", "isfirst", "count*", "count", "sum", "avg", "min", "max",
+             "collect", "topone", "collecttop"]
+# TopOne(seq) and CollectTop(2, seq) ordered by value: which seq comes out shows the ties
+ORDERED = {"topone": ("TopOne(seq)", "value DESC"), "collecttop": ("CollectTop(2, seq)", "value")}
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,12 @@ class Call:
         over = ["PARTITION BY deviceId"] if self.by_device else []
         if self.function == "isfirst":
             args = f"second, {self.duration_s}"
+        elif self.function in ORDERED:
+            call, key = ORDERED[self.function]
+            over += [f"ORDER BY {key}", f"LIMIT DURATION(second, {self.duration_s})"]
+            if self.when is not None:
+                over.append(f"WHEN value < {self.when}")
+            return f"{call} OVER ({' '.join(over)})"
         else:
             over.append(f"LIMIT DURATION(second, {self.duration_s})")
             args = "*" if self.function == "count*" else "value"
@@ -59,12 +68,15 @@ class Call:
     def reference(self, scope_key) -> ra.Call:
         return ra.Call(
             function=self.function.rstrip("*"),
-            value=None if self.function in ("count*", "isfirst") else (lambda e: e.record["value"]),
+            value=None if self.function in ("count*", "isfirst") else
+            (lambda e: e.record["seq"]) if self.function in ORDERED else
+            (lambda e: e.record["value"]),
             keys=lambda e: (scope_key(e), e.record["deviceId"] if self.by_device else None),
             when=None if self.when is None else
             (lambda e: None if e.record["value"] is None else e.record["value"] < self.when),
             default=(lambda e: -1) if self.default else None,
-            offset=self.offset, duration_us=self.duration_s * S)
+            offset=self.offset, duration_us=self.duration_s * S,
+            order_by=lambda e: e.record["value"], limit=2, descending=self.function == "topone")
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,8 @@ def test_analytic_errors_name_their_position(text, message, column):
 
 @pytest.mark.parametrize("text, message", [
     ("SELECT COUNT(DISTINCT x) OVER (LIMIT DURATION(s, 5)) AS n FROM i", "DISTINCT"),
-    ("SELECT Collect(x) OVER (LIMIT DURATION(s, 5)) AS n FROM i", "COUNT, SUM, AVG, MIN and MAX"),
+    ("SELECT STDEV(x) OVER (LIMIT DURATION(s, 5)) AS n FROM i",
+         "COUNT, SUM, AVG, MIN, MAX, Collect, TopOne and CollectTop"),
     ("SELECT LAG(a.x) OVER (LIMIT DURATION(s, 5)) AS p FROM A a TIMESTAMP BY t OVER x "
      "JOIN B b TIMESTAMP BY t OVER x ON a.x = b.x AND DATEDIFF(s, a, b) BETWEEN 0 AND 5",
      "beside a JOIN of inputs with substreams"),

@@ -11,6 +11,7 @@ the batch cuts. The Spark property test checks the same through real streaming q
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -28,7 +29,10 @@ from test_runtime_step import FakeState, policy_key
 
 S = 1_000_000
 BASE = 1_600_000_000 * S
-FUNCTIONS = ["lag", "last", "isfirst", "count*", "count", "sum", "avg", "min", "max"]
+FUNCTIONS = ["lag", "last", "isfirst", "count*", "count", "sum", "avg", "min", "max",
+             "collect", "topone", "collecttop"]
+JSON_RESULTS = {"collect", "collecttop"}  # arrays travel as JSON text
+ORDER = {"topone": (("v", True),), "collecttop": (("v", False),)}  # ORDER BY v DESC / ASC
 
 
 @st.composite
@@ -86,6 +90,8 @@ def frame(events, scope, calls) -> pd.DataFrame:
         "k_device": [e["device"] for e in events],
         "k_partition": [e["partition"] for e in events],
         "v": pd.Series([e["value"] for e in events], dtype=object),
+        "vj": [json.dumps([e["value"]]) for e in events],  # to_json(array(v))
+        "sj": [json.dumps([e["seq"]]) for e in events],
         "d": [-e["seq"] for e in events],
     })
     for i, call in enumerate(calls):
@@ -99,11 +105,15 @@ def specs(calls) -> tuple[AnalyticSpec, ...]:
     out = []
     for i, call in enumerate(calls):
         function = call["function"].rstrip("*")
-        value = None if call["function"] in ("count*", "isfirst") else "v"
+        # TopOne(seq), CollectTop(2, seq): their ties show in which seq comes out
+        value = None if call["function"] in ("count*", "isfirst") else \
+            {"collect": "vj", "topone": "seq", "collecttop": "sj"}.get(function, "v")
         out.append(AnalyticSpec(function, value, call["keys"],
                                 f"w{i}" if call["when"] is not None else None,
                                 "d" if call["default"] else None, call["offset"],
-                                call["duration"], f"r{i}", integral=True))
+                                call["duration"], f"r{i}", integral=True,
+                                order_by=ORDER.get(function, ()),
+                                limit=2 if function == "collecttop" else None))
     return tuple(out)
 
 
@@ -111,8 +121,9 @@ def run_step(scenario) -> list[dict]:
     calls = scenario["calls"]
     analytics = specs(calls)
     inputs = tuple(dict.fromkeys(c for a in analytics
-                                 for c in (a.value, *a.keys, a.when, a.default) if c))
-    held = (C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY, "seq", *inputs)
+                                 for c in (a.value, *a.keys, a.when, a.default,
+                                           *(k for k, _ in a.order_by)) if c))
+    held = tuple(dict.fromkeys((C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY, "seq", *inputs)))
     outputs = (C.ROW_KIND, *held, C.SYSTEM_TIMESTAMP, C.FLAGS, *[a.result for a in analytics],
                *C.COUNT_COLUMNS)
     firsts = {}
@@ -156,19 +167,24 @@ def reference_rows(scenario) -> dict[int, tuple]:
         reference = ra.Call(
             function=call["function"].rstrip("*"),
             value=None if call["function"] in ("count*", "isfirst") else
+            (lambda s: s.event["seq"]) if call["function"] in ORDER else
             (lambda s: s.event["value"]),
             keys=lambda s, keys=keys: tuple(s.event["device" if k == "k_device" else "partition"]
                                             for k in keys),
             when=None if limit is None else
             (lambda s, limit=limit: None if s.event["value"] is None else s.event["value"] < limit),
             default=(lambda s: -s.event["seq"]) if call["default"] else None,
-            offset=call["offset"], duration_us=call["duration"])
+            offset=call["offset"], duration_us=call["duration"],
+            order_by=lambda s: s.event["value"], limit=2,
+            descending=call["function"] == "topone")
         for s, value in zip(stamped, ra.evaluate(reference, stamped)):
             results[s.event["seq"]].append(value)
     return {seq: tuple(values) for seq, values in results.items()}
 
 
 def same(a, b) -> bool:
+    if isinstance(b, list):  # Collect, CollectTop: the step's JSON text
+        return isinstance(a, str) and json.loads(a) == b
     if a is None or b is None or (isinstance(a, float) and math.isnan(a)):
         return (a is None or (isinstance(a, float) and math.isnan(a))) and b is None
     return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-9)

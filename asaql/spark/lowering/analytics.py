@@ -14,6 +14,7 @@ from asaql.plan.expressions import AnalyticCall, SystemTimestamp
 from asaql.runtime import columns as C
 from asaql.runtime.analytics import TIMESTAMP, AnalyticSpec
 from asaql.runtime.anomaly import FUNCTIONS as ANOMALY
+from asaql.spark.lowering.analytic_collect import COLLECTING, collecting_value, ordering_inputs
 from asaql.spark.lowering.expressions import Scope, lower_expr
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -58,11 +59,17 @@ def lower_analytics(calls: list[AnalyticCall], events: DataFrame, scope: Scope,
             column = lower_expr(call.default, quiet)
             inputs[default] = column.cast(value_type) if value_type is not None else column
         result_type = _result_type(call.function, value_type)
+        order_by = ()
+        if call.function in COLLECTING:
+            order_by = ordering_inputs(call, prefix, quiet, inputs)
+            value, result_type, parse = collecting_value(call, prefix, quiet, record, events,
+                                                         inputs)
         result = f"asaql__r_a{k}"
         specs.append(AnalyticSpec(call.function, value, tuple(keys), when, default, call.offset,
                                   call.duration_us, result,
                                   integral=isinstance(value_type, _INTEGRAL),
-                                  model=call.model))
+                                  model=call.model, order_by=order_by, limit=call.limit,
+                                  record=call.record))
         fields.append(T.StructField(result, result_type, True))
         results[call] = F.from_json(F.col(result), parse) if parse is not None else F.col(result)
     return LoweredAnalytics(inputs, tuple(specs), fields, results)
@@ -72,6 +79,8 @@ def _value(call: AnalyticCall, prefix: str, scope: Scope, record: Column, events
            inputs: dict):
     """→ (the value's column name for the step, its type there, the type to parse JSON into
     after the step or None). Records and arrays travel as JSON text."""
+    if call.function in COLLECTING:  # analytic_collect.py gives its value
+        return None, None, None
     if call.record:
         inputs[prefix + "v"] = record
         return prefix + "v", T.StringType(), scope.schema

@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
 from asaql.spark.lowering.datetime_functions import DATETIME_FUNCTIONS, format_asa_datetime
+from asaql.spark.lowering.format_function import lower_format
 from asaql.spark.lowering.geo_functions import GEO_FUNCTIONS
 from asaql.spark.lowering.record_functions import RECORD_FUNCTIONS
 
@@ -365,3 +366,4 @@ _FUNCTIONS.update({
 
 _FUNCTIONS.update(RECORD_FUNCTIONS)  # asaql/spark/lowering/record_functions.py
 _FUNCTIONS.update(GEO_FUNCTIONS)  # asaql/spark/lowering/geo_functions.py
+_FUNCTIONS["format"] = lower_format  # asaql/spark/lowering/format_function.py
