@@ -67,7 +67,7 @@ def test_a_clean_query_exits_0_and_lists_inputs_and_outputs():
 
 def test_json_has_the_shape_of_asas_compile_query_result(tmp_path):
     query = tmp_path / "q.sql"
-    query.write_text("SELECT a INTO o1 FROM i1\nSELECT b FORM i2\nSELECT UDF.score(c) AS s, FORMAT(c, 'N') AS f INTO o3 FROM i3\n")
+    query.write_text("SELECT a INTO o1 FROM i1\nSELECT b FORM i2\nSELECT UDF.score(c) AS s, FORMAT(c, d) AS f INTO o3 FROM i3\n")
     result = invoke("check", str(query), "--format", "json")
     assert result.exit_code == 1
     report = json.loads(result.stdout)
@@ -76,7 +76,7 @@ def test_json_has_the_shape_of_asas_compile_query_result(tmp_path):
     assert (syntax["startLine"], syntax["startColumn"], syntax["endLine"], syntax["endColumn"]) \
         == (2, 15, 2, 17)
     assert syntax["isGlobal"] is False and "FORM" in syntax["message"]
-    assert unsupported["startLine"] == 3 and "FORMAT() is not supported yet" in \
+    assert unsupported["startLine"] == 3 and "not a string literal is not supported yet" in \
         unsupported["message"]
     assert report["inputs"] == ["i1"] and report["outputs"] == ["o1"]
     assert report["functions"] == ["score"]
