@@ -9,7 +9,7 @@ exactly the rows the references give: reference_policy for the System.Timestamps
 reference_analytics over the events of each partition or substream (analytic functions run
 within them when they progress on their own) in System.Timestamp and arrival order.
 
-Examples: ASAQL_ANALYTIC_EXAMPLES (default 25); each costs a few Spark micro-batches.
+Examples: ASAQL_ANALYTIC_EXAMPLES (default 12); each costs a few Spark micro-batches.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import reference_policy as ref
 from spark_harness import file_sizes, property_settings, replayed, same_value
 
 S = 1_000_000
-EXAMPLES = int(os.environ.get("ASAQL_ANALYTIC_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("ASAQL_ANALYTIC_EXAMPLES", "12"))
 FUNCTIONS = ["lag", "last", "isfirst", "count*", "count", "sum", "avg", "min", "max",
              "collect", "topone", "collecttop"]
 # TopOne(seq) and CollectTop(2, seq) ordered by value: which seq comes out shows the ties

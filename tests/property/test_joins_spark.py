@@ -9,7 +9,7 @@ micro-batch, and one file per micro-batch — and both must give exactly the row
 over the events each input's policy accepted (reference_policy), with their System.Timestamps:
 the later of the two, or left + upper bound for a LEFT row without a pair.
 
-Examples: ASAQL_JOIN_EXAMPLES (default 25); each costs a few Spark micro-batches.
+Examples: ASAQL_JOIN_EXAMPLES (default 12); each costs a few Spark micro-batches.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import reference_policy as ref
 from spark_harness import case_toml, file_sizes, property_settings, replayed, split_files
 
 S = 1_000_000
-EXAMPLES = int(os.environ.get("ASAQL_JOIN_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("ASAQL_JOIN_EXAMPLES", "12"))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ PARTITION BY PartitionId or substreams (OVER): what the native path covers. Run 
 file per micro-batch: both must give the reference's rows, and each other's. A second property
 runs the same query through the general step and through the native one: the same lines.
 
-Examples: a third of ASAQL_PROPERTY_EXAMPLES (default 100); each costs a few Spark micro-batches.
+Examples: a third of ASAQL_PROPERTY_EXAMPLES (default 40); each costs a few Spark micro-batches.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference
 from test_policy_spark import scenarios as policy_scenarios
 
 # a third of the general step's count: its cases run in every scope and window kind there
-EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100")) // 3, 5)
+EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 3, 5)
 
 
 @dataclass(frozen=True)

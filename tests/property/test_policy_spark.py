@@ -15,7 +15,7 @@ Arrival times are non-decreasing over the whole log in file-name then line order
 hub replay looks, and what makes the per-key reference a complete oracle (the arrival clock never
 runs ahead of an event's own arrival, so no event falls below a watermark windows closed on).
 
-Examples: ASAQL_PROPERTY_EXAMPLES (default 100); each costs a few Spark micro-batches.
+Examples: ASAQL_PROPERTY_EXAMPLES (default 40); each costs a few Spark micro-batches.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from event_logs import OneInputLog, device_fields, event_log
 from spark_harness import canonical, file_sizes, property_settings, replayed
 
 S = 1_000_000
-EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "100"))
+EXAMPLES = int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40"))
 
 
 @dataclass(frozen=True)

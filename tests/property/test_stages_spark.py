@@ -13,7 +13,7 @@ micro-batches, each with its writer's watermark). Both runs must give exactly th
 rows: reference_policy for System.Timestamps, reference_windows for each step's windows,
 reference_analytics for LAG.
 
-Examples: ASAQL_STAGE_EXAMPLES (default 12); each costs a few Spark queries.
+Examples: ASAQL_STAGE_EXAMPLES (default 6); each costs a few Spark queries.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import reference_windows as rw
 from spark_harness import file_sizes, property_settings, replayed
 
 S = 1_000_000
-EXAMPLES = int(os.environ.get("ASAQL_STAGE_EXAMPLES", "12"))
+EXAMPLES = int(os.environ.get("ASAQL_STAGE_EXAMPLES", "6"))
 
 
 @dataclass(frozen=True)
