@@ -239,3 +239,45 @@ def test_a_udf_over_applied_elements_is_a_clear_error_at_its_position(spark, tmp
     assert result.exit_code != 0
     assert "q.sql:1:27" in result.stderr and "not supported yet" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _reference(tmp_path) -> str:
+    table = tmp_path / "devices.jsonl"
+    table.write_text("".join(json.dumps({"id": i, "site": s}) + "\n"
+                             for i, s in ((1, "north"), (2, "north"), (3, "south"), (4, "south"))))
+    return f"devices={table}"
+
+
+def test_a_udf_of_the_events_own_fields_beside_a_reference_join_and_apply(spark, tmp_path):
+    # Spark runs no Python inside the lambdas a JOIN or APPLY is evaluated in: the call reads
+    # the event only, so it runs once per event beside them; event 2's call throws, and the
+    # event is set aside (its partners with it)
+    result = run(tmp_path, "SELECT input.id, d.site, udf.strict(HexValue) AS upper,\n"
+                 "  c.ArrayValue AS ch\n"
+                 "INTO output FROM input JOIN devices d ON input.id = d.id\n"
+                 "CROSS APPLY GetArrayElements(udf.chars(HexValue)) AS c\n"
+                 "WHERE d.site = 'north' OR udf.hex2Int(HexValue) > 200",
+                 ["hex2Int", "strict", "chars"], "--reference", _reference(tmp_path))
+    assert result.exit_code == 0, result.stderr + result.output
+    got = sorted((r["id"], r["site"], r["upper"], r["ch"]) for r in rows(tmp_path / "out.jsonl"))
+    assert got == [(1, "north", "B4", "4"), (1, "north", "B4", "B"),
+                   (3, "south", "FF", "f"), (3, "south", "FF", "f")]
+    assert [(e["line"], e["reason"]) for e in rows(tmp_path / "errors.jsonl")] == [
+        (2, "udf.strict threw Error: not hex: zz (line 1, column 26)")]
+
+
+def test_a_udf_in_the_aggregates_of_a_window_over_a_reference_join(spark, tmp_path):
+    # corpus query 009's shape: AVG(udf.f(event fields)) per reference row's value and window
+    result = run(tmp_path, "SELECT d.site, COUNT(*) AS n, SUM(udf.hex2Int(HexValue)) AS total,\n"
+                 "  System.Timestamp() AS w\n"
+                 "INTO output FROM input TIMESTAMP BY t JOIN devices d ON input.id = d.id\n"
+                 "WHERE udf.strict(HexValue) IS NOT NULL\n"
+                 "GROUP BY d.site, TumblingWindow(minute, 1)",
+                 ["hex2Int", "strict"], "--reference", _reference(tmp_path))
+    assert result.exit_code == 0, result.stderr + result.output
+    got = sorted((r["w"], r["site"], r["n"], r["total"]) for r in rows(tmp_path / "out.jsonl"))
+    assert got == [("2021-01-01T00:01:00.0000000Z", "north", 1, 180),
+                   ("2021-01-01T00:01:00.0000000Z", "south", 1, 255),
+                   ("2021-01-01T00:02:00.0000000Z", "south", 1, 16)]
+    assert [(e["line"], e["reason"]) for e in rows(tmp_path / "errors.jsonl")] == [
+        (2, "udf.strict threw Error: not hex: zz (line 4, column 7)")]

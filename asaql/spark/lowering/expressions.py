@@ -69,12 +69,23 @@ class Scope:
         self.partners: dict = {}
         # System.Timestamp() when it is not the row's own (a joined row's, per combination)
         self.timestamp: Column | None = None
+        # With JOINs or APPLY: UDF calls that read the event only, evaluated once per event
+        # beside the lambdas (call → field of `combo`, the combination being lowered)
+        self.hoisted: dict = {}
+        self.event_errors: list[str] = []  # the seed fields holding their failures
+        self.combo: Column | None = None
 
     def record_failure(self, failed: Column, reason: Column) -> None:
         # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
         # NULL there, as TRY_CAST gives (docs/design.md).
         if not self.aliases:
             self.failures.append((failed, reason))
+
+    def for_statement(self) -> "Scope":
+        """The same scope with no failures recorded yet: one statement's own."""
+        scope = copy.copy(self)
+        scope.failures = []
+        return scope
 
     def with_aliases(self, aliases: dict[str, Column]) -> "Scope":
         """The same scope with rows bound to aliases (inside a lambda over partner rows)."""

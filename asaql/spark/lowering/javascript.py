@@ -58,10 +58,13 @@ def lower_udf(call, args: list[Column], scope) -> Column:
         raise ConfigurationError(f"{call.name.name}() is an aggregate in {function.path} "
                                  "(Type: Aggregate): call it as uda.NAME in a GROUP BY query",
                                  call.span)
+    if call in scope.hoisted and scope.combo is not None:  # evaluated beside the lambdas
+        return scope.combo.getField(scope.hoisted[call])
     if scope.aliases:  # a Spark lambda (APPLY's elements, a join's partner rows): no Python UDF
         raise UnsupportedFeatureError(
             f"{call.name.name}() over the elements of CROSS APPLY or the rows of a JOIN is not "
-            "supported yet (Spark runs no Python function inside its lambdas)", call.span)
+            "supported yet (Spark runs no Python function inside its lambdas; a UDF of the "
+            "event's own fields runs)", call.span)
     value_type = _SPARK_TYPES.get(function.output_type, T.StringType())
     result_type = T.StructType([T.StructField("value", value_type),
                                 T.StructField("error", T.StringType())])

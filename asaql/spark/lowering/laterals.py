@@ -8,14 +8,17 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.fields import field_names
 from asaql.errors import ConfigurationError
+from asaql.plan import expressions as E
 from asaql.plan.clauses import ApplyElements, ReferenceJoin, StreamJoin
-from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams
+from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams, PlanNode
 from asaql.runtime import columns as C
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"
+_HOISTED = "_asaql_udf"  # seed fields: the event's own UDF results (event_udf_calls)
 
 
 def laterals_below(node) -> list:
@@ -28,10 +31,45 @@ def laterals_below(node) -> list:
     return list(reversed(found))
 
 
-def combinations(laterals: list, scope: Scope) -> Column:
+def event_udf_calls(write: PlanNode) -> list[E.FunctionCall]:
+    """The `udf.` calls of a statement that read no joined row or element. Spark runs no Python
+    function inside a lambda (UNSUPPORTED_FEATURE.LAMBDA_FUNCTION_WITH_PYTHON_UDF), so these
+    are evaluated once per event, in the seed of the combinations, outside every lambda."""
+    found: dict = {}
+
+    def visit(value) -> bool:
+        """Whether `value` reads a joined row or an element (an alias)."""
+        if isinstance(value, tuple):
+            return any([visit(v) for v in value])
+        if not hasattr(type(value), "__dataclass_fields__"):
+            return False
+        aliased = isinstance(value, E.AliasField)
+        for name in field_names(type(value)):
+            aliased = visit(getattr(value, name)) or aliased
+        if isinstance(value, E.FunctionCall) and not aliased \
+                and value.name.name.lower().startswith("udf."):
+            found.setdefault(value, None)
+        return aliased
+
+    visit(write)
+    return list(found)
+
+
+def combinations(laterals: list, scope: Scope, udf_calls: list = ()) -> Column:
     """array<struct<alias: row, …>>: every combination of partners of the event, in order; the
-    ON of a later join sees the rows of the earlier ones."""
-    combos = F.array(F.struct(F.lit(True).alias(_SEED)))
+    ON of a later join sees the rows of the earlier ones. `udf_calls` (event_udf_calls) are
+    evaluated here, once per event: a failure is the event's (`scope.failures`)."""
+    seed = [F.lit(True).alias(_SEED)]
+    scope.hoisted, scope.event_errors = {}, []
+    for number, call in enumerate(udf_calls):
+        name = f"{_HOISTED}{number}"
+        probe = scope.for_statement()  # the call's failures travel in the seed too
+        seed.append(lower_expr(call, probe).alias(name))
+        for k, (flag, why) in enumerate(probe.failures):
+            scope.event_errors.append(f"{name}_e{k}")
+            seed.append(F.when(F.coalesce(flag, F.lit(False)), why).alias(scope.event_errors[-1]))
+        scope.hoisted[call] = name
+    combos = F.array(F.struct(*seed))
     for lateral in laterals:
         if isinstance(lateral, ReferenceJoin):
             table = scope.references.get(lateral.input_name.lower())
@@ -53,8 +91,26 @@ def _extender(lateral, earlier: list, scope: Scope, combos: Column):
     return lambda combo: _extend(combo, lateral, bind(scope, combo, aliases), typing)
 
 
+def event_failure(combo: Column, scope: Scope) -> Column | None:
+    """Why a UDF of the event's own fields failed on it (NULL: none did), read from a
+    combination (every one carries the event's seed); None when no such call can fail."""
+    if not scope.event_errors:
+        return None
+    return F.coalesce(*[combo.getField(name) for name in scope.event_errors])
+
+
+def event_failure_of(combos: Column, scope: Scope) -> Column | None:
+    """The same for the event, over its combinations: an event without partners has none (its
+    UDFs in SELECT or WHERE never run, as in ASA)."""
+    if not scope.event_errors:
+        return None
+    return F.try_element_at(F.filter(F.transform(combos, lambda c: event_failure(c, scope)),
+                                     lambda why: why.isNotNull()), F.lit(1))
+
+
 def bind(scope: Scope, combo: Column, aliases: list[str]) -> Scope:
     bound = scope.with_aliases({alias: combo.getField(alias) for alias in aliases})
+    bound.combo = combo
     if any(alias in scope.partners for alias in aliases):  # a joined row's own time
         bound.timestamp = combo.getField(C.JOIN_TIME)
     return bound

@@ -20,7 +20,8 @@ from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
 from asaql.runtime.step import EVENT_TIMESTAMP, StatementSpec
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
-from asaql.spark.lowering.laterals import bind, combinations, laterals_below
+from asaql.spark.lowering.laterals import (bind, combinations, event_failure_of, event_udf_calls,
+                                           laterals_below)
 from asaql.spark.lowering.pattern import prepare_pattern
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
@@ -76,10 +77,11 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         inputs, spec, fields, finish = prepare_pattern(index, aggregate, events, scope)
         return WindowedStatement(index, write, aggregate, None, project, inputs, spec, fields,
                                  finish)
+    scope = scope.for_statement()  # its own failures (the group's statements share the scope)
     prefix = f"asaql__s{index}_"
     laterals = laterals_below(write)
     aliases = [lateral.alias for lateral in laterals]
-    combos = combinations(laterals, scope) if laterals else None
+    combos = combinations(laterals, scope, event_udf_calls(write)) if laterals else None
     # With laterals, types come from the first combination (lambda variables have none).
     typed_scope = bind(scope, F.try_element_at(combos, F.lit(1)), aliases) if laterals else scope
     built = _statement_inputs(aggregate, where, prefix, typed_scope, record)
@@ -98,6 +100,12 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         exploded = prefix + "rows"
         inputs = {exploded: _per_combination(combos, aggregate, where, prefix, scope, record,
                                              aliases, converted)}
+        reason = event_failure_of(combos, scope)  # a UDF of the event's own fields failed
+        if reason is not None:  # the event is set aside: no combination of it counts
+            failure, record_column = prefix + "failure", prefix + "record"
+            inputs[exploded] = F.when(reason.isNull(), inputs[exploded])
+            inputs[failure] = reason
+            inputs[record_column] = record
     elif typed_scope.failures:  # a failed CAST sets the event aside from this statement's windows
         failure, record_column = prefix + "failure", prefix + "record"
         reason = first_failure(typed_scope.failures)[1]

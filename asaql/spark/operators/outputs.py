@@ -19,7 +19,8 @@ from asaql.plan.nodes import (
 from asaql.runtime import columns as C
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
-from asaql.spark.lowering.laterals import bind, combinations, laterals_below
+from asaql.spark.lowering.laterals import (bind, combinations, event_failure, event_failure_of,
+                                           event_udf_calls, laterals_below)
 from asaql.spark.lowering.windowing import WindowedStatement, results_scope
 from asaql.spark.sources import record_json, stage_line
 
@@ -86,7 +87,7 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         failed, reason = first_failure(failures)
         return OutputLines(condition & keep & ~failed, line, order, failed=condition & failed,
                            failure_reason=reason, record=record_json(schema), fields=fields)
-    combos = combinations(laterals, scope)
+    combos = combinations(laterals, scope, event_udf_calls(write))
     aliases = [lateral.alias for lateral in laterals]
     # Types come from the first combination (lambda variables have none until Spark runs).
     sample = bind(scope, F.try_element_at(combos, F.lit(1)), aliases)
@@ -97,13 +98,21 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         keep = F.lit(True)
         for predicate in filters:
             keep = keep & F.coalesce(lower_expr(predicate, inner), F.lit(False))
+        failure = event_failure(combo, scope)
+        if failure is not None:  # a UDF failed on the event: none of its lines
+            keep = keep & failure.isNull()
         own_order = order if inner.timestamp is None else [inner.timestamp, *order[1:]]
         stage_time = (inner.timestamp if inner.timestamp is not None
                       else F.col(C.SYSTEM_TIMESTAMP)) if stage else None
         return keep, _json_from(_project(project.columns, inner), types, stage_time,
                                 typed), own_order
 
-    return OutputLines(condition, None, order, combos, per_combination, fields=types)
+    reason = event_failure_of(combos, scope)  # a UDF of the event's own fields that failed
+    if reason is None:
+        return OutputLines(condition, None, order, combos, per_combination, fields=types)
+    return OutputLines(condition, None, order, combos, per_combination,
+                       failed=condition & reason.isNotNull(), failure_reason=reason,
+                       record=record_json(schema), fields=types)
 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType,
