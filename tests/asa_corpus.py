@@ -74,7 +74,12 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
             schemas[alias] = struct(fields.get(alias.lower(), {}))
         for number, alias in enumerate(compiled.reference_names):
             path = Path(work) / f"reference-{number}.jsonl"
-            path.write_text(json.dumps(record(fields.get(alias.lower(), {})) or {"x": "x"}) + "\n")
+            row = record(fields.get(alias.lower(), {})) or {"x": "x"}
+            # a CREATE TABLE column gets a value of its type (a reference row that does not
+            # convert stops the run)
+            row.update({name: _SAMPLE_VALUES.get(kind, "x")
+                        for name, kind in compiled.plan.declared_columns(alias)})
+            path.write_text(json.dumps(row) + "\n")
             references[alias] = str(path)
         try:
             plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
@@ -83,6 +88,9 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
             return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return None
 
+
+_SAMPLE_VALUES = {"bigint": 1, "float": 1.5, "datetime": "2021-01-01T00:00:00Z", "bit": True,
+                  "record": {"x": "x"}, "array": ["x"]}
 
 # The corpus holds the queries, not their projects' Functions/ folders: a query's JavaScript
 # functions are given as the smallest valid ones (their code does not run while planning).
