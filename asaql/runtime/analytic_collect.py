@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from asaql.runtime import aggregates
+from asaql.runtime import columns as C
 from asaql.runtime.range_extremes import range_extreme
 
 FUNCTIONS = {"collect", "topone", "collecttop"}
-TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp() (µs)
 _POSITION = "asaql__position"  # a member's place in processing order
 
 
@@ -59,9 +59,9 @@ def evaluate(spec, rows: pd.DataFrame, order: np.ndarray, t: np.ndarray, conside
 def _source(spec, rows: pd.DataFrame, column: str) -> np.ndarray:
     """A column's values; System.Timestamp() as datetimes (TopOne) or as the JSON of a one
     element array (Collect, CollectTop), as the other arguments come."""
-    if column != spec.value or column != TIMESTAMP:
+    if column != spec.value or column != C.EVENT_TIMESTAMP:
         return rows[column].to_numpy(object)
-    moments = pd.to_datetime(rows[TIMESTAMP].to_numpy(np.int64), unit="us")
+    moments = pd.to_datetime(rows[C.EVENT_TIMESTAMP].to_numpy(np.int64), unit="us")
     if spec.function == "topone":
         return moments.to_numpy(object)
     return ('["' + pd.Series(moments.strftime("%Y-%m-%dT%H:%M:%S.%fZ")) + '"]').to_numpy(object)

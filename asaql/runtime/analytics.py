@@ -26,10 +26,10 @@ import numpy as np
 import pandas as pd
 
 from asaql.runtime import analytic_collect as collecting
+from asaql.runtime import columns as C
 from asaql.runtime.range_extremes import range_extreme
 from asaql.runtime import anomaly
 
-TIMESTAMP = "ts"  # `value` naming this column: the argument is System.Timestamp()
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +60,7 @@ def evaluate(spec: AnalyticSpec, rows: pd.DataFrame, fresh: np.ndarray) -> pd.Se
     n = len(rows)
     if n == 0 or not fresh.any():
         return pd.Series([], dtype=object)
-    ts = rows[TIMESTAMP].to_numpy(np.int64)
+    ts = rows[C.EVENT_TIMESTAMP].to_numpy(np.int64)
     if spec.keys:
         group = rows.groupby(list(spec.keys), dropna=False, sort=False).ngroup().to_numpy()
     else:
@@ -102,8 +102,8 @@ def _previous(mask: np.ndarray, start: np.ndarray, back: int, include_self: bool
 
 
 def _values(spec: AnalyticSpec, rows: pd.DataFrame, order: np.ndarray) -> np.ndarray:
-    column = rows[spec.value].to_numpy(object) if spec.value != TIMESTAMP else \
-        rows[TIMESTAMP].to_numpy(np.int64).astype("datetime64[us]").astype(object)
+    column = rows[spec.value].to_numpy(object) if spec.value != C.EVENT_TIMESTAMP else \
+        rows[C.EVENT_TIMESTAMP].to_numpy(np.int64).astype("datetime64[us]").astype(object)
     return column[order]
 
 

@@ -12,6 +12,9 @@ KEY = "asaql__key"  # the policy key as text: PartitionId, or the OVER values as
 BUCKET = "asaql__bucket"  # the stateful step's Spark grouping key
 CONTROL = "asaql__control"  # set on asaql's own control records
 SYSTEM_TIMESTAMP = "asaql__ts"
+# Inside the step: each event's System.Timestamp (µs); an analytic argument or a GROUP BY key
+# naming this column reads the event's own
+EVENT_TIMESTAMP = "ts"
 FLAGS = "asaql__flags"
 # JOINs of two streams: which input a row comes from (0 left, 1 right), the ON keys' values as
 # text, a right event's record as JSON, a left event's partners (a JSON list of {"t", "r"}), and

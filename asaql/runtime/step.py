@@ -39,9 +39,6 @@ from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_waterma
 from asaql.runtime.windows import close_windows
 
 
-EVENT_TIMESTAMP = "ts"  # as a group column: the event's own System.Timestamp (a GROUP BY key)
-
-
 @dataclass(frozen=True, slots=True)
 class StatementSpec:
     """A windowed statement as the step sees it: input columns computed natively upstream."""
@@ -312,7 +309,7 @@ class SourceStep:
         rows = fresh.iloc[np.repeat(np.arange(len(fresh)), sizes)].reset_index(drop=True)
         elements = [element for x in lists if x is not None for element in x]
         for column in dict.fromkeys((*st.groups, *st.session_keys, *st.values)):
-            if column == EVENT_TIMESTAMP:
+            if column == C.EVENT_TIMESTAMP:
                 continue  # the event's own, already there
             rows[column] = pd.Series([e[column] for e in elements]) \
                 if elements else pd.Series([], dtype=object)

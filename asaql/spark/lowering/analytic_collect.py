@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.plan.expressions import AnalyticCall, SystemTimestamp
-from asaql.runtime.analytic_collect import TIMESTAMP
+from asaql.runtime import columns as C
 from asaql.spark.lowering.expressions import Scope, lower_expr
 
 COLLECTING = {"collect", "topone", "collecttop"}
@@ -35,8 +35,8 @@ def collecting_value(call: AnalyticCall, prefix: str, scope: Scope, record: Colu
     name = prefix + "v"
     if isinstance(call.arg, SystemTimestamp):  # the step has it (asaql/runtime/analytic_collect.py)
         if call.function == "topone":
-            return TIMESTAMP, T.TimestampType(), None
-        name, element = TIMESTAMP, T.TimestampType()
+            return C.EVENT_TIMESTAMP, T.TimestampType(), None
+        name, element = C.EVENT_TIMESTAMP, T.TimestampType()
     elif call.record:
         inputs[name] = record
         element = scope.schema

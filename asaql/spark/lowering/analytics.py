@@ -12,7 +12,7 @@ from pyspark.sql import types as T
 
 from asaql.plan.expressions import AnalyticCall, SystemTimestamp
 from asaql.runtime import columns as C
-from asaql.runtime.analytics import TIMESTAMP, AnalyticSpec
+from asaql.runtime.analytics import AnalyticSpec
 from asaql.runtime.anomaly import FUNCTIONS as ANOMALY
 from asaql.spark.lowering.analytic_collect import COLLECTING, collecting_value, ordering_inputs
 from asaql.spark.lowering.expressions import Scope, lower_expr
@@ -90,7 +90,7 @@ def _value(call: AnalyticCall, prefix: str, scope: Scope, record: Column, events
         inputs[prefix + "v"] = lower_expr(call.arg, scope).try_cast("double")
         return prefix + "v", T.DoubleType(), ANOMALY_RECORD
     if isinstance(call.arg, SystemTimestamp):
-        return TIMESTAMP, T.TimestampType(), None
+        return C.EVENT_TIMESTAMP, T.TimestampType(), None
     column = lower_expr(call.arg, scope)
     kind = events.select(column).schema.fields[0].dataType
     if call.function in ("sum", "avg") and not isinstance(kind, _NUMERIC):

@@ -18,7 +18,8 @@ from asaql.plan import expressions as E
 from asaql.plan.expressions import AggregateCall
 from asaql.plan.nodes import Filter, Project, WindowAggregate, WriteOutput
 from asaql.runtime.aggregates import AggregateSpec
-from asaql.runtime.step import EVENT_TIMESTAMP, StatementSpec
+from asaql.runtime import columns as C
+from asaql.runtime.step import StatementSpec
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure_of, event_udf_calls,
                                            laterals_below)
@@ -114,7 +115,8 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
         inputs[prefix + "where"] = inputs.get(prefix + "where", F.lit(True)) & reason.isNull()
     result_groups = [f"asaql__r{index}_g{j}" for j in range(len(groups))]
     result_aggregates = [f"asaql__r{index}_a{k}" for k in range(len(specs))]
-    fields = [T.StructField(name, T.LongType() if source == EVENT_TIMESTAMP else types[source], True)
+    fields = [T.StructField(name, T.LongType() if source == C.EVENT_TIMESTAMP else types[source],
+                            True)
               for name, source in zip(result_groups, groups)]
     finish = [F.col(name) for name in result_groups]
     for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
@@ -143,7 +145,7 @@ def _statement_inputs(aggregate: WindowAggregate, where, prefix: str, scope: Sco
     groups = []
     for j, expr in enumerate(aggregate.group_by):
         if isinstance(expr, E.EventTimestamp):  # the step's own System.Timestamp column
-            groups.append(EVENT_TIMESTAMP)
+            groups.append(C.EVENT_TIMESTAMP)
             continue
         groups.append(prefix + f"g{j}")
         inputs[groups[-1]] = lower_expr(expr, scope)
