@@ -7,7 +7,7 @@ embeds the plan in a PySpark job, its `run` runs it as `asaql run` does (asaql/a
 __version__ = "0.1.0"
 
 from asaql.api import Query, compile, topic  # noqa: E402,A004
-from asaql.compiler import CompiledQuery, compile_query  # noqa: E402
+from asaql.compiler.pipeline import CompiledQuery, compile_query  # noqa: E402
 from asaql.plan.policy import EventOrderingPolicy  # noqa: E402
 
 __all__ = ["CompiledQuery", "EventOrderingPolicy", "Query", "compile", "compile_query", "topic",

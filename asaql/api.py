@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from asaql.compiler import CompiledQuery, compile_query
+from asaql.compiler.pipeline import CompiledQuery, compile_query
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic, is_kafka_location, kafka_topic, with_settings
 from asaql.plan.policy import EventOrderingPolicy
@@ -96,7 +96,7 @@ class Query:
         started here and named `asaql_stage_…` (over batch inputs: written at once); each
         output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
-        from asaql.job_functions import require_functions
+        from asaql.compiler.job_functions import require_functions
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead
@@ -158,8 +158,8 @@ class Query:
         must be on Spark's classpath)."""
         from asaql.kafka.endpoints import start_position
         from asaql.plan.aliases import resolve_aliases
-        from asaql.runner import RunOptions
-        from asaql.runner import run as run_query
+        from asaql.run.runner import RunOptions
+        from asaql.run.runner import run as run_query
 
         if kafka_connector not in ("python", "spark"):
             raise ConfigurationError(f"kafka_connector is 'python' or 'spark', got "
@@ -206,14 +206,14 @@ def _functions(functions) -> dict:
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
                 references: dict[str, str], functions=None) -> dict[str, str]:
     """Spark's plan of each streaming query `asaql run` would start over these files."""
-    from asaql.runner import RunOptions
+    from asaql.run.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
 
     missing = [name for name in compiled.reference_names if name not in references]
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    from asaql.job_functions import require_functions
+    from asaql.compiler.job_functions import require_functions
     from asaql.spark.lowering.javascript import declare_functions
 
     job_functions = _functions(functions)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# The line ends the parser counts (after asaql.query_text.normalize_newlines): not the other
+# The line ends the parser counts (after asaql.syntax.query_text.normalize_newlines): not the other
 # breaks str.splitlines() knows (form feed, U+2028, …), which would shift the line shown.
 _LINE_END = re.compile(r"\r\n|\r|\n")
 

@@ -4,13 +4,13 @@
 
 For the three 1 MB queries of benchmarks/fuzz_check.py and the 50-line query of
 benchmarks/check_latency.py, prints the CPU and wall time of each phase of
-asaql.diagnose.check_query — the parse (lark and the AST, without the depth check), the depth
+asaql.compiler.check.check_query — the parse (lark and the AST, without the depth check), the depth
 check (asaql/syntax/limits.py), the analysis, the job functions (the tree is walked only when
 the text names UDF or UDA, which these queries do not: "functions, walked" is what the walk
 would cost, outside the sum), the planning, the checks
 against samples (none given here: the query is checked alone, as `asaql check QUERY` does) —
 and of check_query itself, whole, as it runs (with its garbage-collection policy,
-asaql/gc_pause.py). The phases are timed with collection paused as check_query pauses it; the
+asaql/compiler/gc_pause.py). The phases are timed with collection paused as check_query pauses it; the
 last column is check_query whole with collection left on, the cost the policy saves. Each
 figure is the best of `--repeat` runs (the 50-line query: per check, over 200 checks); on a
 shared machine the CPU time is the steadier figure.
@@ -33,7 +33,7 @@ from fuzz_check import _one_megabyte_queries  # noqa: E402
 
 from asaql import diagnose  # noqa: E402
 from asaql.analysis.analyzer import analyze  # noqa: E402
-from asaql.gc_pause import paused_gc  # noqa: E402
+from asaql.compiler.gc_pause import paused_gc  # noqa: E402
 from asaql.plan.planner import plan_statements  # noqa: E402
 from asaql.plan.policy import EventOrderingPolicy  # noqa: E402
 from asaql.syntax.limits import check_depth  # noqa: E402

@@ -125,7 +125,7 @@ def main() -> None:
               flush=True)
     failures = sum(signatures.values())
 
-    from asaql.diagnose import check_query
+    from asaql.compiler.check import check_query
 
     for name, text in _one_megabyte_queries().items():
         began, cpu = time.perf_counter(), time.process_time()

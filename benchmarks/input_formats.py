@@ -84,8 +84,8 @@ def main() -> None:
 
     from pyspark.sql import functions as F
 
-    from asaql.input_files import input_files
-    from asaql.input_formats import InputFormat
+    from asaql.inputs.files import input_files
+    from asaql.inputs.formats import InputFormat
     from asaql.spark.format_inputs import batch_lines
     from asaql.spark.io import _parse_records, infer_payload_schema
     from asaql.spark.records import split_lines

@@ -37,7 +37,7 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     import asaql.spark.io as io
-    from asaql.record_position import ELEMENT_BITS
+    from asaql.inputs.position import ELEMENT_BITS
     from asaql.runtime import columns as C
     from asaql.spark.records import ARRAY_PROBLEM, array_elements, split_lines
     from asaql.spark.session import build_session

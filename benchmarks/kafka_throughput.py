@@ -17,9 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parents[1] / "tests"))

@@ -32,7 +32,7 @@ from fuzz_check import _one_megabyte_queries  # noqa: E402
 from parser_differential import compare, lark_parse_slice  # noqa: E402
 
 from asaql.errors import AsaqlError  # noqa: E402
-from asaql.query_text import QueryFileError, decode_query, normalize_newlines  # noqa: E402
+from asaql.syntax.query_text import QueryFileError, decode_query, normalize_newlines  # noqa: E402
 from asaql.syntax.parser import parse_slice  # noqa: E402
 from asaql.syntax.positions import LineIndex  # noqa: E402
 
@@ -57,7 +57,7 @@ def _cpu(parse, lines: LineIndex, collect: bool = False) -> tuple[float, str]:
 
 
 def speed() -> None:
-    from asaql.diagnose import check_query
+    from asaql.compiler.check import check_query
 
     for name, text in _one_megabyte_queries().items():
         lines = LineIndex(normalize_newlines(text))

@@ -25,9 +25,9 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 EPOCH = datetime(2021, 1, 1, tzinfo=timezone.utc)
 POLICY_QUERY = "SELECT * INTO output FROM input TIMESTAMP BY EventTime"

@@ -18,9 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from policy_throughput import generated_input  # noqa: E402  (the policy benchmark's input)

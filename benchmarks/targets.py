@@ -32,9 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from policy_throughput import generate  # noqa: E402
 
-from asaql.compiler import compile_query  # noqa: E402
+from asaql.compiler.pipeline import compile_query  # noqa: E402
 from asaql.plan.policy import EventOrderingPolicy  # noqa: E402
-from asaql.runner import RunOptions, run  # noqa: E402
+from asaql.run.runner import RunOptions, run  # noqa: E402
 
 QUERIES = {
     "tumbling": """

@@ -30,7 +30,7 @@ def corpus_queries() -> list[CorpusQuery]:
 
 def check_errors(query: CorpusQuery) -> list:
     """`asaql check`'s errors for the query (its reference inputs named as such)."""
-    from asaql.diagnose import check_query
+    from asaql.compiler.check import check_query
 
     return check_query(query.text, references=dict.fromkeys(query.references)).errors
 
@@ -40,9 +40,9 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
     first line of the error."""
     from pyspark.sql import types as T
 
-    from asaql.compiler import compile_query
-    from asaql.diagnose import _fields_read
-    from asaql.runner import RunOptions
+    from asaql.compiler.pipeline import compile_query
+    from asaql.compiler.check import _fields_read
+    from asaql.run.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
     from asaql.spark.lowering.javascript import declare_functions
 
@@ -102,7 +102,7 @@ _UDA = ("function main() {\n  this.init = function () { return null; };\n"
 
 def _function_files(compiled, folder: Path) -> dict:
     from asaql.javascript.definitions import read_functions
-    from asaql.job_functions import called_functions
+    from asaql.compiler.job_functions import called_functions
 
     called = called_functions(compiled)
     if not called:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from lark.grammar import NonTerminal, Terminal
 
-from asaql.diagnose import check_query
+from asaql.compiler.check import check_query
 from asaql.errors import AsaqlError
-from asaql.query_text import QueryFileError, decode_query
+from asaql.syntax.query_text import QueryFileError, decode_query
 from asaql.syntax.grammar import parser
 
 ROOT = Path(__file__).resolve().parents[1]

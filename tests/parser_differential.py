@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from asaql.errors import AsaqlError
-from asaql.query_text import normalize_newlines
+from asaql.syntax.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.descent import Declined, parse_tokens
 from asaql.syntax.lexer import Tokens

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
-from asaql.input_files import input_files
-from asaql.input_formats import InputFormat, resolve_format, sample_records
-from asaql.input_records import json_file_records
+from asaql.inputs.files import input_files
+from asaql.inputs.formats import InputFormat, resolve_format, sample_records
+from asaql.inputs.records import json_file_records
 
 MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
 

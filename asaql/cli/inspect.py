@@ -35,7 +35,7 @@ def check(query, inputs, references, output_format) -> None:
     Each error is shown as FILE:LINE:COL: message, with the line and a caret. Exit status: 0
     when the query is clean (warnings allowed), 1 with errors, 2 for bad usage.
     """
-    from asaql.diagnose import check_query
+    from asaql.compiler.check import check_query
 
     project = read_project(query) if is_project(query) else None
     query = str(project.query) if project else query

@@ -20,7 +20,7 @@ def pairs(values: tuple[str, ...], option: str, single_ok: bool) -> dict[str, st
 
 
 def read_query(path: str) -> str:
-    from asaql.query_text import read_query_file
+    from asaql.syntax.query_text import read_query_file
 
     return read_query_file(path)  # a QueryFileError is one line, exit 2 (AsaqlGroup)
 
@@ -53,7 +53,7 @@ class SparkFailed(click.ClickException):
 
 
 def compile_file(path: str, policy: EventOrderingPolicy, references=()):
-    from asaql.compiler import compile_query
+    from asaql.compiler.pipeline import compile_query
 
     text = read_query(path)
     meta = click.get_current_context().meta
@@ -98,7 +98,7 @@ def policy_options(command):
 def policy_from(late, ooo, early, action, job_config) -> EventOrderingPolicy:
     """The event-ordering settings: the flags given, else the job configuration's, else ASA's
     defaults."""
-    from asaql.jobconfig import policy_options
+    from asaql.project.jobconfig import policy_options
 
     options = {"late": "5s", "ooo": "0s", "early": "5m", "action": "adjust"}
     if job_config:
@@ -115,7 +115,7 @@ def input_paths(compiled, inputs, kafka_config: str | None = None,
     topic of a kafka://HOST:PORT/TOPIC or an Event Hubs connection string; the same for
     --input-format ALIAS=FORMAT."""
     from asaql.kafka.endpoints import is_kafka_location, kafka_topic
-    from asaql.runner import resolve_aliases
+    from asaql.run.runner import resolve_aliases
 
     # a connection string alone has '=' in it: it is not ALIAS=PATH
     inputs = tuple("=" + v if v.lower().startswith("endpoint=") else v for v in inputs)

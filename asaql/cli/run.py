@@ -10,8 +10,8 @@ import click
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
-from asaql.locations import local_path
-from asaql.runner import DEFAULT_STEP
+from asaql.run.locations import local_path
+from asaql.run.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import is_project, read_project
 
@@ -94,11 +94,11 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a
     partition that holds the watermark back) go to stderr.
     """
-    from asaql.runner import RunOptions, check_options, resolve_aliases
-    from asaql.runner import run as run_query
+    from asaql.run.runner import RunOptions, check_options, resolve_aliases
+    from asaql.run.runner import run as run_query
 
     click.get_current_context().meta["asaql.verbose"] = verbose
-    query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/locations.py)
+    query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/run/locations.py)
     if master and remote:
         raise click.UsageError("--master and --remote exclude each other: a local or cluster "
                                "master, or a Spark Connect server")

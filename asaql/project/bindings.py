@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from asaql.output_formats import output_format
+from asaql.outputs.formats import output_format
 from asaql.project import live
 from asaql.project.files import ConfigFile, Project
 

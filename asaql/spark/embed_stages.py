@@ -15,7 +15,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from asaql.input_files import input_files
+from asaql.inputs.files import input_files
 from asaql.spark.connect import batch_function, start_stream
 from asaql.spark.control import control_folder, write_end_of_input
 from asaql.spark.execute import stage_folder

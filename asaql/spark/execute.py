@@ -18,8 +18,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
-from asaql.input_files import input_files
-from asaql.input_formats import parse_input_format
+from asaql.inputs.files import input_files
+from asaql.inputs.formats import parse_input_format
 from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata

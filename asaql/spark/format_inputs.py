@@ -2,7 +2,7 @@
 
 Each file is read whole (Spark's `binaryFile` source, the input's files and its control records
 in one stream, admitted in modification-time order as the text source admits them) and decoded
-in a Python worker (asaql/input_formats.py) into the lines shape of asaql/spark/records.py:
+in a Python worker (asaql/inputs/formats.py) into the lines shape of asaql/spark/records.py:
 FILE, _asaql_mtime, LINE (the record's row), _asaql_text (the record as a JSON object), plus
 _asaql_problem (why a record is malformed). asaql/spark/io.py then parses and checks them as it
 does JSON lines: arrival time, PartitionId, malformed records, control records are the same for
@@ -17,7 +17,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.input_formats import SUFFIXES, InputFormat, json_records, records
+from asaql.inputs.formats import SUFFIXES, InputFormat, json_records, records
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FOLDER
 

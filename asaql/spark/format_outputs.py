@@ -1,4 +1,4 @@
-"""Writers of `.csv`, `.json` and `.parquet` file outputs (asaql/output_formats.py), each exactly
+"""Writers of `.csv`, `.json` and `.parquet` file outputs (asaql/outputs/formats.py), each exactly
 once across a kill through the journal the `.jsonl` outputs use (output_journal.py)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from asaql.output_formats import Columns, csv_text, output_format, write_json_array, write_parquet
+from asaql.outputs.formats import Columns, csv_text, output_format, write_json_array, write_parquet
 from asaql.spark.locks import PortableLock
 from asaql.spark.output_journal import Committed, JournaledFile
 

@@ -16,10 +16,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
-from asaql.input_files import input_files
-from asaql.input_formats import InputFormat, resolve_format, sample_records
-from asaql.input_records import MAX_DEPTH, json_file_records
-from asaql.record_position import element_of, line_of
+from asaql.inputs.files import input_files
+from asaql.inputs.formats import InputFormat, resolve_format, sample_records
+from asaql.inputs.records import MAX_DEPTH, json_file_records
+from asaql.inputs.position import element_of, line_of
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
@@ -297,7 +297,7 @@ def _partition_id(names: set[str], schema: T.StructType):
 def record_address(file: str, position: int) -> dict:
     """Where a record was read, for the errors file: file and line, or topic, partition and
     offset; and the index of the event in the line's array or the message's records when it
-    is one of several (asaql/record_position.py)."""
+    is one of several (asaql/inputs/position.py)."""
     line, element = line_of(position), element_of(position)
     index = {} if element is None else {"index": element}
     if file.startswith(KAFKA_FILE_PREFIX):

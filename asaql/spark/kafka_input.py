@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from asaql.input_formats import InputFormat
+from asaql.inputs.formats import InputFormat
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.runtime import columns as C
 from asaql.spark.kafka_source import NAME, KafkaSource, payload_records, reader_options

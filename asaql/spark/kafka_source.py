@@ -196,12 +196,12 @@ def payload_records(value: bytes | None, fmt: str, delimiter: str | None = None)
     """A message's events as (JSON object text, reason it is malformed, index): JSON as it is
     (an array is split by the reader, asaql/spark/records.py), a CSV message (its header row,
     then rows) or an Avro container (its schema, then records) decoded as a file is
-    (asaql/input_formats.py), each record with its index in the message."""
+    (asaql/inputs/formats.py), each record with its index in the message."""
     if fmt == "json":
         text = "" if value is None else value.decode("utf-8", errors="replace")
         yield text.removeprefix("\ufeff"), None, None
         return
-    from asaql.input_formats import records
+    from asaql.inputs.formats import records
 
     if not value:
         yield "", f"an empty message, not {fmt.upper()}", None

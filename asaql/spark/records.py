@@ -15,8 +15,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.input_records import MAX_DEPTH
-from asaql.record_position import ELEMENT_BITS, MAX_ELEMENTS
+from asaql.inputs.records import MAX_DEPTH
+from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
 from asaql.runtime import columns as C
 
 BOM = "\ufeff"
@@ -60,7 +60,7 @@ def _whole_array(value: Column) -> Column:
 def array_elements(lines: DataFrame) -> DataFrame:
     """Lines (`_asaql_text`, LINE) → one row per event: a line holding a JSON array gives one
     per element (ASA reads a message or blob holding an array of objects as those objects),
-    any other line itself. LINE becomes the event's position (asaql/record_position.py):
+    any other line itself. LINE becomes the event's position (asaql/inputs/position.py):
     the line's, or a CSV/Avro message's record (ELEMENT, from the Kafka source), or the array
     element's. ARRAY_PROBLEM: why the line or element is no event (a malformed or empty array,
     a null element); the others (a number, a string, a nested array) are found by

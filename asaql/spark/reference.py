@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
-from asaql.input_files import input_files
-from asaql.input_formats import resolve_format
+from asaql.inputs.files import input_files
+from asaql.inputs.formats import resolve_format
 from asaql.runtime import columns as C
 from asaql.spark.declared_schema import conform
 from asaql.spark.failures import reason

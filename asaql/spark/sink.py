@@ -14,7 +14,7 @@ from typing import TextIO
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from asaql.output_formats import output_format
+from asaql.outputs.formats import output_format
 from asaql.runtime import columns as C
 from asaql.spark.folder_formats import SUFFIXES, has_rows, write_part_files
 from asaql.spark.format_outputs import file_output

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
 from asaql.errors import AsaqlError, QuerySyntaxError, Span
-from asaql.query_text import normalize_newlines
+from asaql.syntax.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.build import AstBuilder
 from asaql.syntax.create_table import leading_tables

@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left, bisect_right
 
 from asaql.errors import AsaqlError
-from asaql.query_text import normalize_newlines
+from asaql.syntax.query_text import normalize_newlines
 from asaql.syntax import ast
 from asaql.syntax.create_table import leading_tables
 from asaql.syntax.parser import parse_slice

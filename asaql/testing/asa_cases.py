@@ -20,7 +20,7 @@ from pathlib import Path
 from asaql.errors import AsaqlError, ConfigurationError
 from asaql.kafka.endpoints import is_kafka_location, kafka_topic, start_position
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.query_text import read_query_file
+from asaql.syntax.query_text import read_query_file
 from asaql.testing import golden
 from asaql.testing.suite import (
     MATCHED, MISSING, NOT_EQUAL, UNEXPECTED, UNREQUIRED, CaseResult, OutputResult, row_diff,
@@ -99,8 +99,8 @@ def _relative(base: Path, file: str) -> Path:
 def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spark,
                   policy: EventOrderingPolicy, functions=None) -> list[CaseResult]:
     """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl."""
-    from asaql.compiler import compile_query
-    from asaql.runner import RunOptions, run
+    from asaql.compiler.pipeline import compile_query
+    from asaql.run.runner import RunOptions, run
 
     text = read_query_file(query_file)
     results = []
@@ -139,7 +139,7 @@ def _safe(name: str) -> str:
 
 
 def _resolve(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:
-    from asaql.runner import resolve_aliases
+    from asaql.run.runner import resolve_aliases
 
     return resolve_aliases(names, {a: p for a, p in given.items()
                                    if a.lower() in {n.lower() for n in names}}, what)

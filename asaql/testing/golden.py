@@ -22,11 +22,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import AsaqlError, ConfigurationError
 from asaql.kafka.endpoints import start_position
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.query_text import read_query_file
+from asaql.syntax.query_text import read_query_file
 
 
 @dataclass
@@ -102,7 +102,7 @@ def _bind(names: tuple[str, ...], files: dict[str, Path], what: str) -> dict[str
 
 def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
     """Run the case's query on Spark; output alias → rows, in the order they were written."""
-    from asaql.runner import RunOptions, run
+    from asaql.run.runner import RunOptions, run
 
     compiled = compile_query(case.query, case.policy(), tuple(case.references))
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:

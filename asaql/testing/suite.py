@@ -19,7 +19,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from asaql.errors import AsaqlError
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.query_text import read_query_file
+from asaql.syntax.query_text import read_query_file
 from asaql.testing import golden
 
 MATCHED, NOT_EQUAL, MISSING, UNEXPECTED, UNREQUIRED = (

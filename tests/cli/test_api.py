@@ -12,7 +12,7 @@ import pytest
 
 import asaql
 from asaql.errors import AsaqlError, ConfigurationError
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "samples" / "embedding" / "embed_in_pyspark.py"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.diagnose import check_query
+from asaql.compiler.check import check_query
 from asaql.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import asaql
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from connect_api_run import api_rows  # noqa: E402  (tests/connect_api_run.py)

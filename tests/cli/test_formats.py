@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.diagnose import check_query
+from asaql.compiler.check import check_query
 
 ROOT = Path(__file__).resolve().parents[2]
 IOT = ROOT / "samples" / "iot_devices"

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 SQUARE = "POLYGON((0 0, 10 0, 10 10, 0 10, 0 0))"
 WITH_HOLE = "POLYGON((0 0, 10 0, 10 10, 0 10, 0 0), (4 4, 6 4, 6 6, 4 6, 4 4))"

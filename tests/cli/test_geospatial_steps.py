@@ -6,9 +6,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.plan.step_path import step_paths
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 from asaql.testing.golden import canonical, load_case, read_rows
 
 CASE = Path(__file__).parent.parent / "golden" / "cases" / "doc_geofencing"

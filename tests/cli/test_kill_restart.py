@@ -10,12 +10,12 @@ import random
 
 import pytest
 
-from asaql.compiler import compile_query
-from asaql.runner import RunOptions, run
+from asaql.compiler.pipeline import compile_query
+from asaql.run.runner import RunOptions, run
 from kill_restart import (ERRORS, OUTPUTS, QUERY, compare, read_outputs, run_arguments,
                           run_with_kills, write_inputs)
 
-# CSV and Parquet outputs, files (asaql/output_formats.py) and folders: a pass-through and windows
+# CSV and Parquet outputs, files (asaql/outputs/formats.py) and folders: a pass-through and windows
 FORMAT_QUERY = """
 SELECT * INTO pass_csv FROM readings
 SELECT * INTO pass_parquet FROM readings

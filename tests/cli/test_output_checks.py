@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from asaql.checkpoint_manifest import LAYOUT_VERSION, MANIFEST_FILE
+from asaql.run.checkpoint_manifest import LAYOUT_VERSION, MANIFEST_FILE
 from asaql.cli import cli
-from asaql.compiler import compile_query
-from asaql.runner import RunOptions, check_options, run
+from asaql.compiler.pipeline import compile_query
+from asaql.run.runner import RunOptions, check_options, run
 
 QUERY = "SELECT id, t INTO out FROM input\n"
 EVENTS = ('{"id": 1, "t": "2021-01-01T00:00:01Z"}\n'

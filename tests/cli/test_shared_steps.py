@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import asaql
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 
 EVENTS = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from hypothesis import given
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.runner import RunOptions, run
+from asaql.run.runner import RunOptions, run
 from asaql.spark.operators import native_step
 from spark_harness import property_settings, replayed, same_value
 from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference

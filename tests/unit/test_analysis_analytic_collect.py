@@ -5,7 +5,7 @@ import pytest
 
 from asaql.analysis.bound import AnalyticCall, Field
 from asaql.analysis.statements import analytic_calls
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError
 from asaql.plan.explain import explain_plan
 

@@ -4,7 +4,7 @@ import pytest
 
 from asaql.analysis.statements import analytic_calls
 from asaql.analysis.bound import AnalyticCall, Field
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.plan.explain import explain_plan
 from asaql.plan.nodes import EvaluateAnalytics, Filter

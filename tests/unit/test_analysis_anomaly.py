@@ -4,8 +4,8 @@ positions, the plan's text."""
 import pytest
 
 from asaql.analysis.bound import Field
-from asaql.compiler import compile_query
-from asaql.diagnose import check_query
+from asaql.compiler.pipeline import compile_query
+from asaql.compiler.check import check_query
 from asaql.plan.explain import explain_plan
 from test_analysis_analytics import calls, error
 

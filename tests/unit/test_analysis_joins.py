@@ -4,7 +4,7 @@ and residual, ASA's rules for partitions and substreams, and errors at their pos
 import pytest
 
 from asaql.analysis.joins import StreamJoin
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.plan.explain import explain_plan
 from asaql.plan.nodes import ApplyEventOrdering, JoinStreams, ReadStage

@@ -4,7 +4,7 @@ positions (names, DEFINE and MEASURES rules, ASA's statement form, PATTERN synta
 import pytest
 
 from asaql.analysis.bound import Field
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.core.match_pattern import Aggregate, Classifier, Lit, Op, Read
 from asaql.errors import (
     InvalidQueryError, QuerySyntaxError, UnknownNameError, UnsupportedFeatureError,

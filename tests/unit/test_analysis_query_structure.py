@@ -3,7 +3,7 @@
 import pytest
 
 from asaql.analysis.bound import Field
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError, UnknownNameError, UnsupportedFeatureError
 from asaql.plan.nodes import WindowAggregate
 
@@ -133,7 +133,7 @@ def test_repartition_by_another_column_reads_one_stream():
 
 
 def test_check_reports_every_broken_column_of_a_statement():
-    from asaql.diagnose import check_query
+    from asaql.compiler.check import check_query
 
     report = check_query("SELECT nosuch(a) AS x, b AS y, FOO(c) AS z, b AS y\n"
                          "INTO o FROM input TIMESTAMP BY t")

@@ -4,7 +4,7 @@ statements joined by a stage (asaql/analysis/stages.py)."""
 import pytest
 
 from asaql.analysis.bound import Field
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan.nodes import EvaluateAnalytics, JoinStreams, ReadStage, WindowAggregate
 

@@ -4,7 +4,7 @@ System.Window().Id; their errors at their positions."""
 import pytest
 
 from asaql.analysis.windows import HoppingWindow, SnapshotWindow, TumblingWindow
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError
 from asaql.syntax import ast
 

@@ -5,7 +5,7 @@ import pytest
 
 from asaql.core.format_patterns import (CustomNumber, FormatError, StandardNumber, culture_of,
                                             translate)
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 
 

@@ -1,4 +1,4 @@
-"""Collection paused while a query is checked or compiled (asaql/gc_pause.py), and given back
+"""Collection paused while a query is checked or compiled (asaql/compiler/gc_pause.py), and given back
 as it was found: enabled or not, on success or error, nested or not."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import gc
 
 import pytest
 
-from asaql.compiler import compile_query
-from asaql.diagnose import check_query
+from asaql.compiler.pipeline import compile_query
+from asaql.compiler.check import check_query
 from asaql.errors import AsaqlError
-from asaql.gc_pause import paused_gc
+from asaql.compiler.gc_pause import paused_gc
 
 QUERY = "SELECT deviceId, temperature * 2 AS t INTO alerts FROM input WHERE temperature > 25"
 
@@ -54,8 +54,8 @@ def test_check_and_compile_pause_collection_and_give_it_back(collection_enabled,
         seen.append(gc.isenabled())
         return real_analyze(*args, **kwargs)
 
-    monkeypatch.setattr("asaql.diagnose.analyze", spying_analyze)
-    monkeypatch.setattr("asaql.compiler.analyze", spying_analyze)
+    monkeypatch.setattr("asaql.compiler.check.analyze", spying_analyze)
+    monkeypatch.setattr("asaql.compiler.pipeline.analyze", spying_analyze)
     assert check_query(QUERY).errors == []
     assert compile_query(QUERY).output_names == ("alerts",)
     with pytest.raises(AsaqlError):

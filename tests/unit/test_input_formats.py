@@ -1,5 +1,5 @@
 """The record decoders of CSV, Parquet and Avro files and the writers of CSV, JSON-array and
-Parquet outputs, in plain Python (asaql/input_formats.py, asaql/output_formats.py)."""
+Parquet outputs, in plain Python (asaql/inputs/formats.py, asaql/outputs/formats.py)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from asaql.errors import ConfigurationError
-from asaql.input_formats import input_format, records, sniff_delimiter
-from asaql.output_formats import csv_text, output_format, write_json_array, write_parquet
+from asaql.inputs.formats import input_format, records, sniff_delimiter
+from asaql.outputs.formats import csv_text, output_format, write_json_array, write_parquet
 
 
 def decoded(data: bytes, fmt: str = "csv", delimiter: str | None = None) -> list:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from asaql.input_records import MAX_DEPTH, parse_record
+from asaql.inputs.records import MAX_DEPTH, parse_record
 
 
 @pytest.mark.parametrize("line, kept", [

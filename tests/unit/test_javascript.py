@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 
 import pytest
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import ConfigurationError
 from asaql.javascript.definitions import read_functions
-from asaql.job_functions import require_functions
+from asaql.compiler.job_functions import require_functions
 from asaql.javascript.engine import JavaScriptError, engine_for
 from asaql.javascript.values import as_output
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from asaql.diagnose import check_query
+from asaql.compiler.check import check_query
 
 
 @pytest.mark.parametrize("call, listed", [

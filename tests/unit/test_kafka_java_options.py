@@ -83,9 +83,9 @@ def test_what_the_spark_connector_cannot_honour_is_refused():
 
 
 def test_a_group_without_a_topic_input_is_refused(tmp_path):
-    from asaql.compiler import compile_query
+    from asaql.compiler.pipeline import compile_query
     from asaql.plan.policy import EventOrderingPolicy
-    from asaql.runner import RunOptions, check_options
+    from asaql.run.runner import RunOptions, check_options
 
     (tmp_path / "in.jsonl").write_text("{}\n")
     compiled = compile_query("SELECT * INTO out FROM input", EventOrderingPolicy(), ())

@@ -16,8 +16,10 @@ PACKAGE = Path(__file__).parents[2] / "asaql"
 # Layer → the asaql packages and modules it must never import, directly or lazily.
 EXECUTION = ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
              "asaql.spark.metrics", "asaql.spark.session")
-APP = ("asaql.cli", "asaql.runner", "asaql.api", "asaql.compiler", "asaql.diagnose",
-       "asaql.testing", "asaql.jobconfig", "asaql.job_functions")
+APP = ("asaql.cli", "asaql.api", "asaql.compiler", "asaql.run.runner", "asaql.testing",
+       "asaql.project")
+# What a run reads and writes, without Spark: below the engine, which reads through them.
+FILES = ("asaql.inputs", "asaql.outputs", "asaql.run.locations", "asaql.run.checkpoint_manifest")
 FORBIDDEN = {
     "asaql.errors": ("asaql.",),
     "asaql.core": ("asaql.",),
@@ -25,7 +27,13 @@ FORBIDDEN = {
     "asaql.analysis": ("asaql.plan", "asaql.spark", "asaql.runtime", *APP),
     "asaql.plan": ("asaql.spark", "asaql.runtime", *APP),
     "asaql.runtime": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark",
-                      "asaql.input_files", *APP),
+                      "asaql.inputs", "asaql.outputs", *APP),
+    # inputs, then outputs (an output path is checked against the input suffixes), then where a
+    # run reads and writes: none knows queries or Spark
+    **{files: ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark", "asaql.runtime",
+               "asaql.kafka", *APP, *(("asaql.outputs", "asaql.run") if files == "asaql.inputs"
+                                      else ()))
+       for files in FILES},
     # the Kafka client knows brokers and topics, nothing of queries or Spark
     "asaql.kafka": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.runtime",
                     "asaql.spark", *APP),
@@ -138,6 +146,6 @@ def test_each_engine_is_imported_by_its_layer_only():
 def test_the_check_finds_what_it_looks_for():
     # the graph is read from the source: a known edge and a known lazy import are in it
     assert "asaql.syntax.ast" in GRAPH["asaql.syntax.build"]
-    assert "asaql.spark.execute" in GRAPH["asaql.runner"]  # imported inside run()
+    assert "asaql.spark.execute" in GRAPH["asaql.run.runner"]  # imported inside run()
     assert "pyspark.sql" in GRAPH["asaql.spark.session"]
     assert sys.modules[__name__]  # collected as a module, not skipped

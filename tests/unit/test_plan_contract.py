@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.testing import golden
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -12,8 +12,8 @@ import pytest
 
 from asa_project import (JOB_CONFIG, local_input, output, reference_input, stream_input,
                          write_project)
-from asaql.compiler import compile_query
-from asaql.jobconfig import policy_options
+from asaql.compiler.pipeline import compile_query
+from asaql.project.jobconfig import policy_options
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import ProjectError, read_project

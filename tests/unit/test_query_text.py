@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.diagnose import check_query
+from asaql.compiler.check import check_query
 from asaql.errors import AsaqlError
-from asaql.query_text import QueryFileError, decode_query, read_query_file
+from asaql.syntax.query_text import QueryFileError, decode_query, read_query_file
 from asaql.syntax import recovery
 from asaql.syntax.limits import MAX_EXPRESSION_DEPTH
 

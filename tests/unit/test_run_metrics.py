@@ -4,7 +4,7 @@ writer observes: the metrics line, the terminal's status line, and the diagnosti
 import io
 import json
 
-from asaql.record_position import position
+from asaql.inputs.position import position
 from asaql.spark.metrics import RunMetrics
 
 MINUTE = 60_000_000

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from asaql.analysis import scalar_functions as S
-from asaql.compiler import compile_query
+from asaql.compiler.pipeline import compile_query
 from asaql.errors import InvalidQueryError, UnsupportedFeatureError
 from asaql.syntax import ast, parse
 
@@ -134,7 +134,7 @@ def test_round_takes_any_length_and_patindex_a_literal_pattern():
 
 
 def test_the_analysis_does_not_import_pyspark():
-    code = ("import sys, asaql.analysis.scalar_functions, asaql.compiler;"
+    code = ("import sys, asaql.analysis.scalar_functions, asaql.compiler.pipeline;"
             "assert 'pyspark' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

@@ -12,7 +12,7 @@ from pyspark.sql import types as T
 from asaql.core.metadata import user_property_name
 from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
-from asaql.record_position import ELEMENT_BITS
+from asaql.inputs.position import ELEMENT_BITS
 from asaql.runtime import columns as C
 from asaql.spark.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX

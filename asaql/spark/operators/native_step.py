@@ -33,7 +33,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.core.windows import HoppingWindow
-from asaql.output_formats import replace_file
+from asaql.outputs.formats import replace_file
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, key_watermarks

@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from asaql.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
-from asaql.compiler import CompiledQuery
+from asaql.run.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
+from asaql.compiler.pipeline import CompiledQuery
 from asaql.errors import ConfigurationError
-from asaql.input_formats import declare_input_formats, parse_input_format
+from asaql.inputs.formats import declare_input_formats, parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
-from asaql.locations import local_path
-from asaql.output_paths import check_destinations, check_output_formats, output_destinations
+from asaql.run.locations import local_path
+from asaql.outputs.paths import check_destinations, check_output_formats, output_destinations
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 TOPIC_FORMATS = ("json", "csv", "avro")  # a message's payload (ASA's Event Hub serializations)
@@ -60,9 +60,9 @@ class RunOptions:
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     """Before any Spark starts: every input of the query has a path that exists, every path the
     run writes can be written, and a --checkpoint is this query's (or new). `file://` URIs in
-    the options become local paths first (asaql/locations.py)."""
+    the options become local paths first (asaql/run/locations.py)."""
     localize_locations(options)
-    from asaql.job_functions import require_functions
+    from asaql.compiler.job_functions import require_functions
 
     require_functions(compiled, options.functions)
     missing = [name for name in compiled.input_names if name not in options.inputs]

@@ -24,7 +24,7 @@ from asaql.analysis.stages import is_stage
 from asaql.core.fields import child_names
 from asaql.analysis.tables import declared_schemas
 from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
-from asaql.gc_pause import paused_gc
+from asaql.compiler.gc_pause import paused_gc
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax import ast
@@ -79,7 +79,7 @@ def check_query(text: str, samples: dict[str, str] | None = None,
                 references: dict[str, str | None] | None = None) -> Report:
     """`samples`: input alias → a JSON-lines file or folder whose events give the input's
     fields; `references`: reference data alias → its file (or None)."""
-    with paused_gc():  # why: asaql/gc_pause.py
+    with paused_gc():  # why: asaql/compiler/gc_pause.py
         return _check(text, samples, references)
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
-from asaql.input_files import INPUT_SUFFIXES
-from asaql.output_formats import output_format
+from asaql.inputs.files import INPUT_SUFFIXES
+from asaql.outputs.formats import output_format
 
 # Kernel and device file systems: nothing a run writes belongs there (a file may look writable
 # to root and still fail, or write to a device).

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
-from asaql.input_formats import FORMATS
+from asaql.inputs.formats import FORMATS
 
-INPUT_SUFFIXES = tuple(FORMATS)  # JSON lines, CSV, Parquet, Avro (asaql/input_formats.py)
+INPUT_SUFFIXES = tuple(FORMATS)  # JSON lines, CSV, Parquet, Avro (asaql/inputs/formats.py)
 
 
 def input_files(path: str) -> list[Path]:

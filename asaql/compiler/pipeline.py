@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from asaql.analysis.analyzer import analyze
 from asaql.analysis.statements import BoundStatement
 from asaql.analysis.tables import declared_schemas
-from asaql.gc_pause import paused_gc
+from asaql.compiler.gc_pause import paused_gc
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
@@ -40,7 +40,7 @@ def compile_query(text: str, policy: EventOrderingPolicy | None = None,
     """`references`: the input names that are reference data (static tables, joined without
     DATEDIFF); every other input is a stream."""
     policy = policy or EventOrderingPolicy()
-    with paused_gc():  # why: asaql/gc_pause.py
+    with paused_gc():  # why: asaql/compiler/gc_pause.py
         tree = parse(text)
         statements = analyze(tree, references)
         plan = plan_statements(statements, policy, declared_schemas(tree))

@@ -1,0 +1,2 @@
+"""Compiling a query: text → AST → bound statements → logical plan, and `asaql check`'s
+errors. No Spark here."""
