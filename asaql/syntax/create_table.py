@@ -9,7 +9,7 @@ name). The types are ASA's: bigint, float, nvarchar(max), datetime, bit, record,
 from __future__ import annotations
 
 from asaql.errors import QuerySyntaxError, Span
-from asaql.syntax import ast, build
+from asaql.syntax import ast, shared_nodes
 from asaql.syntax.lexer import Tokens
 
 TYPES = ("bigint", "float", "nvarchar(max)", "datetime", "bit", "record", "array")
@@ -63,7 +63,7 @@ class _Reader:
         if self.kind() not in _NAME_KINDS:
             self.fail("a name")
         self.i += 1
-        return build.name_of(self.kind(-1), self.text(-1), self.span(self.i - 1, self.i - 1))
+        return shared_nodes.name_of(self.kind(-1), self.text(-1), self.span(self.i - 1, self.i - 1))
 
     def table(self) -> ast.CreateTable:
         first = self.i
@@ -96,7 +96,7 @@ class _Reader:
             size = self.text()
             self.i += 1
             last = self.expect("RPAR", "')'")
-        type_name = build.type_name(base, size)
+        type_name = shared_nodes.type_name(base, size)
         if type_name not in TYPES:
             raise QuerySyntaxError(
                 f"CREATE TABLE: unknown type '{type_name}' (ASA's types: {', '.join(TYPES)})",

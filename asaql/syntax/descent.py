@@ -20,7 +20,7 @@ This module reads the statements; expression_parser.py the expressions and names
 
 from __future__ import annotations
 
-from asaql.syntax import ast, build, lexer
+from asaql.syntax import ast, lexer, shared_nodes
 from asaql.syntax.expression_parser import MAX_NESTING, NAME_KINDS, Declined, ExpressionParser
 from asaql.syntax.lexer import Tokens
 
@@ -177,11 +177,11 @@ class _Parser(ExpressionParser):
             if kinds[i + 2] == "STAR":
                 parts = self.dotted()
                 self.i += 2
-                return self.checked(build.qualified_star, parts, self.span(first, self.i - 1))
+                return self.checked(shared_nodes.qualified_star, parts, self.span(first, self.i - 1))
             i += 2
         expr = self.expr()[0]
         alias = self.optional_alias()
-        return self.checked(build.select_item, expr, alias, self.span(first, self.i - 1))
+        return self.checked(shared_nodes.select_item, expr, alias, self.span(first, self.i - 1))
 
     def optional_alias(self):
         """`[AS] name` or `[AS] 'name'`, or None when no name follows (`TIMESTAMP BY` is
@@ -194,7 +194,7 @@ class _Parser(ExpressionParser):
             return None
         if kinds[i] == "STRING":
             self.i = i + 1
-            return self.checked(build.string_name, self.texts[i], self.span(i, i))
+            return self.checked(shared_nodes.string_name, self.texts[i], self.span(i, i))
         return self.name()
 
     # ------------------------------------------------------------ sources, joins, applies
@@ -229,12 +229,12 @@ class _Parser(ExpressionParser):
                 if kinds[self.i] == "INTO" and kinds[self.i + 1] == "INT":
                     shards, span = self.texts[self.i + 1], self.span(self.i + 1, self.i + 1)
                     self.i += 2
-                options.append(self.checked(build.partition_option, column, shards, span)
+                options.append(self.checked(shared_nodes.partition_option, column, shards, span)
                                or (column, None))
             else:
                 break
         match = self.match_recognize() if kinds[self.i] == "MATCH_RECOGNIZE" else None
-        return self.checked(build.input_source, name, alias, options, self.span(first, self.i - 1),
+        return self.checked(shared_nodes.input_source, name, alias, options, self.span(first, self.i - 1),
                             match)
 
     # ------------------------------------------------------------ MATCH_RECOGNIZE
@@ -271,7 +271,7 @@ class _Parser(ExpressionParser):
         alias = self.optional_alias()
         if alias is None:
             self.fail()
-        return self.checked(build.match_recognize, limit, partition, words, tuple(measures),
+        return self.checked(shared_nodes.match_recognize, limit, partition, words, tuple(measures),
                             pattern, tuple(defines), alias, self.span(first, self.i - 1))
 
     def word(self) -> tuple:
@@ -298,14 +298,14 @@ class _Parser(ExpressionParser):
         while self.kinds[self.i] == "PIPE":
             self.i += 1
             options.append(self.pattern_seq())
-        return build.pattern_alternation(tuple(options), self.span(first, self.i - 1))
+        return shared_nodes.pattern_alternation(tuple(options), self.span(first, self.i - 1))
 
     def pattern_seq(self):
         first = self.i
         items = [self.pattern_term()]
         while self.kinds[self.i] in NAME_KINDS or self.kinds[self.i] in ("DOT", "LPAR"):
             items.append(self.pattern_term())
-        return build.pattern_sequence(tuple(items), self.span(first, self.i - 1))
+        return shared_nodes.pattern_sequence(tuple(items), self.span(first, self.i - 1))
 
     def pattern_term(self):
         first = i = self.i
@@ -326,7 +326,7 @@ class _Parser(ExpressionParser):
         if self.kinds[self.i] in ("STAR", "PLUS", "QUESTION"):
             quantifier = self.texts[self.i]
             self.i += 1
-        return build.pattern_term(item, quantifier, self.span(first, self.i - 1))
+        return shared_nodes.pattern_term(item, quantifier, self.span(first, self.i - 1))
 
     def joins(self) -> tuple:
         out = []
@@ -354,7 +354,7 @@ class _Parser(ExpressionParser):
                 if kinds[self.i] == "AS":
                     self.i += 1
                 if kinds[self.i] == "STRING":  # `AS 'name'`, as lark's alias rule reads it
-                    alias = self.checked(build.string_name, self.texts[self.i],
+                    alias = self.checked(shared_nodes.string_name, self.texts[self.i],
                                          self.span(self.i, self.i))
                     self.i += 1
                 else:

@@ -7,7 +7,7 @@ parentheses, calls, CASE, CAST and IN lists take Python frames, and those are co
 from __future__ import annotations
 
 from asaql.errors import AsaqlError, Span
-from asaql.syntax import ast, build
+from asaql.syntax import ast, shared_nodes
 from asaql.syntax.lexer import Tokens
 
 # Parentheses, calls, CASE and CAST nested deeper than this are left to lark, which is iterative
@@ -91,7 +91,7 @@ class ExpressionParser:
             return ast.Identifier(name=self.texts[i], span=self.span(i, i))
         if kind in NAME_KINDS:
             span = self.span(i, i)
-            return self.checked(build.name_of, kind, self.texts[i], span) or \
+            return self.checked(shared_nodes.name_of, kind, self.texts[i], span) or \
                 ast.Identifier(name="", bracketed=True, span=span)
         self.i = i
         self.fail()
@@ -107,7 +107,7 @@ class ExpressionParser:
     def column_ref(self) -> ast.ColumnRef:
         first = self.i
         parts = self.dotted()
-        return build.column_ref(parts, self.span(first, self.i - 1))
+        return shared_nodes.column_ref(parts, self.span(first, self.i - 1))
 
     # ------------------------------------------------------------ expressions
     def expr(self):
@@ -247,8 +247,8 @@ class ExpressionParser:
         span = self.span(i, i)
         if kind == "NULL":
             return ast.Literal(value=None, kind="null", span=span)
-        make = build.int_literal if kind == "INT" else \
-            build.float_literal if kind == "FLOAT" else build.string_literal
+        make = shared_nodes.int_literal if kind == "INT" else \
+            shared_nodes.float_literal if kind == "FLOAT" else shared_nodes.string_literal
         return self.checked(make, self.texts[i], span)
 
     def named(self, first: int):
@@ -263,8 +263,8 @@ class ExpressionParser:
             else:
                 break
         if kinds[self.i] != "LPAR":
-            return build.column_ref(parts, self.span(first, self.i - 1)), first, self.i - 1
-        return self.member_access(self.call_tail(build.dotted_name(parts), first), first)
+            return shared_nodes.column_ref(parts, self.span(first, self.i - 1)), first, self.i - 1
+        return self.member_access(self.call_tail(shared_nodes.dotted_name(parts), first), first)
 
     def member_access(self, call, first: int):
         if self.kinds[self.i] == "DOT" and self.kinds[self.i + 1] in NAME_KINDS:
@@ -281,7 +281,7 @@ class ExpressionParser:
             self.i += 1
             name = ast.Identifier(name=self.texts[first], span=self.span(first, first))
         else:
-            name = build.dotted_name(self.dotted())
+            name = shared_nodes.dotted_name(self.dotted())
         if self.kinds[self.i] != "LPAR":
             self.fail()
         return self.call_tail(name, first)
@@ -312,7 +312,7 @@ class ExpressionParser:
         if kinds[self.i] == "OVER_CALL":
             over = self.over_clause()
         self.nesting -= 1
-        return self.checked(build.function_call, name, star, distinct, items, within, over,
+        return self.checked(shared_nodes.function_call, name, star, distinct, items, within, over,
                             self.span(first, self.i - 1))
 
     def over_clause(self) -> ast.OverClause:
@@ -336,7 +336,7 @@ class ExpressionParser:
             self.i += 1
             when = self.expr()[0]
         self.expect("RPAR")
-        return self.checked(build.over_clause, partition_by, order_by, limit, when,
+        return self.checked(shared_nodes.over_clause, partition_by, order_by, limit, when,
                             self.span(first, self.i - 1))
 
     def cast(self, try_cast: bool) -> ast.Cast:
@@ -352,7 +352,7 @@ class ExpressionParser:
             size = self.texts[self.expect("IDENT")]
             self.expect("RPAR")
         self.expect("RPAR")
-        return ast.Cast(operand=operand, type_name=build.type_name(base, size),
+        return ast.Cast(operand=operand, type_name=shared_nodes.type_name(base, size),
                         try_cast=try_cast, span=self.span(first, self.i - 1))
 
     def case(self) -> ast.Case:
