@@ -68,3 +68,29 @@ def test_two_runs_at_once_keep_their_own_functions_and_input_formats(spark, tmp_
         assert counts.malformed == 0, name
         assert not (tmp_path / f"{name}-errors.jsonl").exists() \
             or not (tmp_path / f"{name}-errors.jsonl").read_text().strip(), name
+
+
+def test_two_api_queries_started_together_keep_their_own_functions(spark, tmp_path):
+    folder = tmp_path / "events"
+    folder.mkdir()
+    (folder / "input.jsonl").write_text(
+        "".join(json.dumps({"id": i, "v": i * 10, "EventEnqueuedUtcTime":
+                            f"2021-01-01T00:00:0{i}Z"}) + "\n" for i in (1, 2, 3)))
+    schema = spark.read.json(str(folder)).schema
+    functions = {"doubling": function_folder(tmp_path / "doubling", "x * 2"),
+                 "negating": function_folder(tmp_path / "negating", "-x")}
+    collected: dict[str, list] = {name: [] for name in functions}
+
+    def collect(name):
+        return lambda batch, _: collected[name].extend(r.asDict() for r in batch.collect())
+
+    started = [query for name, job in functions.items()
+               for query in asaql.compile(QUERY).start(
+                   spark, {"input": spark.readStream.schema(schema).json(str(folder))},
+                   {"output": collect(name)}, str(tmp_path / f"cp-{name}"),
+                   trigger={"availableNow": True}, functions=job)]
+    for query in started:  # both started before either is drained
+        query.awaitTermination()
+    assert sorted((r["id"], r["r"]) for r in collected["doubling"]) == [(1, 20), (2, 40), (3, 60)]
+    assert sorted((r["id"], r["r"]) for r in collected["negating"]) == [
+        (1, -10), (2, -20), (3, -30)]
