@@ -96,39 +96,44 @@ class Query:
         started here and named `asaql_stage_…` (over batch inputs: written at once); each
         output reads its stage. Give a `checkpoint` to resume them after a restart.
         """
-        from asaql.compiler.job_functions import require_functions
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead
-        from asaql.spark.lowering.javascript import declare_functions
 
-        job_functions = _functions(functions)  # the folder of the job's JavaScript functions
-        require_functions(self.compiled, job_functions)
-        declare_functions(job_functions)
+        compiled = self._with_functions(functions)
 
         position = start_position(start)
         given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,
                                   follow)
                  if isinstance(value, (str, KafkaTopic)) else value
                  for alias, value in inputs.items()}
-        return output_frames(self.compiled, spark, given, arrival, partition, order,
+        return output_frames(compiled, spark, given, arrival, partition, order,
                              references or {}, checkpoint)
 
     def start(self, spark, inputs: dict, outputs: dict, checkpoint: str, *,
               trigger: dict | None = None, arrival: str = "EventEnqueuedUtcTime",
               partition: str = "PartitionId", order: str | None = None,
-              references: dict | None = None) -> list:
+              references: dict | None = None, functions=None) -> list:
         """Like `to_dataframes`, but the outputs are written by asaql's own streaming queries:
         one per input (or join of two streams), whose step runs once per micro-batch for every
         output reading it. `outputs`: alias → a function `(rows: DataFrame, batch_id)` given
         each micro-batch's rows of that output (as in `foreachBatch`); `checkpoint`: a folder
         of the queries' checkpoints (and stages); `trigger`: `writeStream.trigger`'s keywords,
         e.g. `{"availableNow": True}`. Over batch inputs the functions are called at once
-        (batch id 0). → the streaming queries started."""
+        (batch id 0). `functions`: as for `to_dataframes`. → the streaming queries started."""
         from asaql.spark.embed import start_outputs
 
-        return start_outputs(self.compiled, spark, dict(inputs), outputs, str(checkpoint),
+        return start_outputs(self._with_functions(functions), spark, dict(inputs), outputs, str(checkpoint),
                              trigger, arrival, partition, order, references or {})
+
+    def _with_functions(self, functions) -> CompiledQuery:
+        """The compiled query with the job's JavaScript functions in its plan (each call
+        made here carries its own: two queries never share them)."""
+        from asaql.compiler.job_functions import require_functions
+
+        job_functions = _functions(functions)
+        require_functions(self.compiled, job_functions)
+        return self.compiled.with_functions(job_functions)
 
     @staticmethod
     def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:
@@ -214,10 +219,8 @@ def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
     from asaql.compiler.job_functions import require_functions
-    from asaql.spark.lowering.javascript import declare_functions
 
     job_functions = _functions(functions)
     require_functions(compiled, job_functions)
-    declare_functions(job_functions)
-    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
+    return plans(compiled.with_functions(job_functions), RunOptions(inputs=inputs, outputs={}, references=references,
                                       functions=job_functions), spark)

@@ -44,7 +44,6 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
     from asaql.compiler.check import _fields_read
     from asaql.run.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
-    from asaql.spark.lowering.javascript import declare_functions
 
     compiled = compile_query(query.text, references=query.references)
     fields: dict[str, dict] = {}
@@ -65,7 +64,7 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
 
     with tempfile.TemporaryDirectory(prefix="asaql-corpus-") as work:
         functions = _function_files(compiled, Path(work) / "Functions")
-        declare_functions(functions)  # what `asaql run --functions` does before lowering
+        compiled = compiled.with_functions(functions)  # as `asaql run --functions` does
         inputs, references, schemas = {}, {}, {}
         for number, alias in enumerate(compiled.input_names):
             path = Path(work) / f"input-{number}.jsonl"

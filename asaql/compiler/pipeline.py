@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from asaql.analysis.analyzer import analyze
 from asaql.analysis.statements import BoundStatement
 from asaql.analysis.tables import declared_schemas
 from asaql.compiler.gc_pause import paused_gc
+from asaql.plan.function_binding import with_functions
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
@@ -33,6 +34,12 @@ class CompiledQuery:
     @property
     def reference_names(self) -> tuple[str, ...]:
         return self.plan.reference_names
+
+    def with_functions(self, functions) -> "CompiledQuery":
+        """The query whose plan calls these JavaScript functions (`udf.name` / `uda.name`,
+        lower case → JsFunction: `--functions`, a project's Functions/): a run's own, carried
+        by its plan to the backend (asaql/plan/function_binding.py)."""
+        return replace(self, plan=with_functions(self.plan, functions))
 
 
 def compile_query(text: str, policy: EventOrderingPolicy | None = None,

@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import math
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
@@ -57,24 +56,15 @@ def parse_input_format(text: str) -> InputFormat:
     return InputFormat(name, char)
 
 
-# Formats given with --input-format, by the input's real path: the path is what every layer
-# passes along (schema inference, the stream, partitions), so the format is found from it.
-_DECLARED: dict[str, InputFormat] = {}
-
-
-def declare_input_formats(formats: dict[str, InputFormat]) -> None:
-    """The formats of a run's inputs (path → format), replacing those of an earlier run."""
-    _DECLARED.clear()
-    _DECLARED.update({os.path.realpath(path): fmt for path, fmt in formats.items()})
-
-
 def format_of_file(path: str | Path) -> str | None:
     return FORMATS.get(Path(path).suffix)
 
 
-def resolve_format(files: list[Path], path: str) -> InputFormat:
-    """The input's format: as declared, else its files' extension."""
-    return _DECLARED.get(os.path.realpath(path)) or InputFormat(input_format(files, path))
+def resolve_format(files: list[Path], path: str,
+                   declared: InputFormat | None = None) -> InputFormat:
+    """The input's format: as its run declares it (--input-format), else its files'
+    extension."""
+    return declared or InputFormat(input_format(files, path))
 
 
 def input_format(files: list[Path], path: str) -> str:

@@ -212,6 +212,8 @@ class FunctionCall(Expr):
     metadata_property: str | None = None
     # FORMAT: its format translated once (asaql/core/format_patterns.py); None: NULL format
     format_plan: object | None = None
+    # `udf.NAME`: the run's JavaScript function of that name (asaql/plan/function_binding.py)
+    job_function: object | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -244,6 +246,8 @@ class AggregateCall(Expr):
     order_by: tuple[OrderKey, ...] = ()
     limit: int | None = None
     fraction: float | None = None
+    # `uda.NAME`: the run's JavaScript function of that name (asaql/plan/function_binding.py)
+    job_function: object | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

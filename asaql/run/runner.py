@@ -13,7 +13,7 @@ from typing import TextIO
 from asaql.run.checkpoint_manifest import describe_run, verify_checkpoint, write_manifest
 from asaql.compiler.pipeline import CompiledQuery
 from asaql.errors import ConfigurationError
-from asaql.inputs.formats import declare_input_formats, parse_input_format
+from asaql.inputs.formats import parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.run.locations import local_path
 from asaql.outputs.paths import check_destinations, check_output_formats, output_destinations
@@ -131,13 +131,11 @@ def _manifest(compiled: CompiledQuery, options: RunOptions) -> dict:
 def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     """Process the inputs; returns the run's counts. Imports pyspark lazily (check stays fast)."""
     from asaql.spark.execute import execute
-    from asaql.spark.lowering.javascript import declare_functions
 
     check_options(compiled, options)
-    declare_functions(options.functions)
-    declare_input_formats({options.inputs[alias]: parse_input_format(text)
-                           for alias, text in options.input_formats.items()
-                           if not isinstance(options.inputs[alias], KafkaTopic)})
+    # this run's functions travel in its plan, its input formats in its options: nothing of
+    # one run reaches another in the same process
+    compiled = compiled.with_functions(options.functions)
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     write_manifest(checkpoint, _manifest(compiled, options))

@@ -68,8 +68,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     counts = RunCounts()
     metrics = RunMetrics(options.metrics_path, options.status) \
         if options.metrics_path or options.status is not None else None
-    schemas = {alias: infer_payload_schema(spark, path) for alias, path in inputs.items()
-               if alias in compiled.input_names}
+    formats = file_formats(options)
+    schemas = {alias: infer_payload_schema(spark, path, formats.get(alias))
+               for alias, path in inputs.items() if alias in compiled.input_names}
     tickers: list = []
     relays: list = []  # Spark Connect: the readers of the server's reports (relay.py)
     stop = threading.Event()
@@ -149,6 +150,13 @@ def run_inputs(options, plan=None) -> dict:
                              carried, options.kafka_group, options.kafka_connector)
             if isinstance(where, KafkaTopic) else where
             for alias, where in options.inputs.items()}
+
+
+def file_formats(options) -> dict:
+    """File input alias → the format its run declares (--input-format); an input left out is
+    read by its files' extension. A topic's format travels in its KafkaRead."""
+    return {alias: parse_input_format(text) for alias, text in options.input_formats.items()
+            if not isinstance(options.inputs.get(alias), KafkaTopic)}
 
 
 def _safe(name: str) -> str:
@@ -252,6 +260,8 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
            buckets: int, references: dict, counting: tuple[bool, ...]):
     """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders)."""
     folder = os.path.join(checkpoint, f"source-{index}")
+    declared = file_formats(options)
+    formats = tuple(declared.get(alias) for alias in group_inputs(group))
     paths, controls = [], []
     for number, alias in enumerate(group_inputs(group)):
         path = inputs[alias]
@@ -262,21 +272,22 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         paths.append(path)
         controls.append(control)
     if isinstance(group, JoinGroup):
-        partitions = tuple(discover_partitions(spark, path)
+        partitions = tuple(discover_partitions(spark, path, fmt)
                            if group.scope == "combined" and not is_stage(alias) else ()
-                           for path, alias in zip(paths, group_inputs(group)))
+                           for path, alias, fmt in zip(paths, group_inputs(group), formats))
         lowered = lower_join_group(
             spark, group, tuple(paths),
             (schemas[group.input_alias], schemas[group.right_alias]),
             tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
-            references, counting)
+            references, counting, formats=formats)
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = discover_partitions(spark, path) if group.ordered and not is_stage(alias) \
+        partitions = discover_partitions(spark, path, formats[0]) \
+            if group.ordered and not is_stage(alias) \
             and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
-                              native_folder=_native_folder(folder, options))
+                              native_folder=_native_folder(folder, options), fmt=formats[0])
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)
@@ -298,7 +309,9 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None) -> dict[s
             os.makedirs(folder, exist_ok=True)
         inputs = run_inputs(options, compiled.plan)
         given = schemas or {}
-        schemas = {alias: given[alias] if alias in given else infer_payload_schema(spark, path)
+        formats = file_formats(options)
+        schemas = {alias: given[alias] if alias in given
+                   else infer_payload_schema(spark, path, formats.get(alias))
                    for alias, path in inputs.items() if alias in compiled.input_names}
         references = {alias.lower(): load_reference(
             spark, alias, path, compiled.plan.declared_columns(alias))

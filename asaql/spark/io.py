@@ -38,18 +38,20 @@ _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
 
 
-def infer_payload_schema(spark: SparkSession, path: str) -> T.StructType:
+def infer_payload_schema(spark: SparkSession, path: str,
+                         fmt: InputFormat | None = None) -> T.StructType:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
     (asaql/spark/records.py): a malformed line never breaks the schema of the rest. A topic:
-    the same over a sample of its records, then its metadata (kafka_input.py)."""
+    the same over a sample of its records, then its metadata (kafka_input.py). `fmt`: the
+    format the run declares for the input (--input-format), else its files' extension."""
     if isinstance(path, KafkaRead):
         return with_metadata(_infer_from_texts(spark, topic_sample(path), str(path)))
     files = input_files(path)
     if not files:
         raise ConfigurationError(f"input folder {path} has no input files to read (.jsonl, "
                                  ".json, .csv, .parquet, .avro)")
-    fmt = resolve_format(files, path)
+    fmt = resolve_format(files, path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
@@ -149,6 +151,7 @@ def read_events(
     spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
+    fmt: InputFormat | None = None,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -159,11 +162,12 @@ def read_events(
     topic (`path` a KafkaRead) is read by asaql's Kafka source, its control records included.
     `batch`: the JSON-lines files there now, as a batch DataFrame (a stage of the embedding API
     over batch inputs). `declared`: the input's CREATE TABLE columns (declared_schema.py).
+    `fmt`: the input's declared format (--input-format), else its files' extension.
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
                               metadata=True, carried=path.carried, declared=declared)
-    fmt = _format_of(path)
+    fmt = _format_of(path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
         return _parse_records(lines, schema, json_options or {}, declared=declared)
@@ -179,9 +183,11 @@ def read_events(
     return _parse_records(lines, schema, json_options or {}, declared=declared)
 
 
-def _format_of(path: str) -> InputFormat:
+def _format_of(path: str, declared: InputFormat | None) -> InputFormat:
     """The input's format; a path that is not there yet (a stage's folder) is JSON lines."""
-    return resolve_format(input_files(path), path) if Path(path).exists() else InputFormat("json")
+    if not Path(path).exists():
+        return InputFormat("json")
+    return resolve_format(input_files(path), path, declared)
 
 
 def _glob_escape(name: str) -> str:
@@ -322,19 +328,21 @@ def file_display_name(uri: str) -> str:
         return path
 
 
-def discover_partitions(spark: SparkSession, path: str) -> tuple[tuple[str, int | None], ...]:
+def discover_partitions(spark: SparkSession, path: str,
+                        fmt: InputFormat | None = None) -> tuple[tuple[str, int | None], ...]:
     """The PartitionIds of the input's records (0 for a record without one), as the policy key
     text, each with its first arrival time (µs; None when its records carry none). Windows over
     combined partitions wait for every partition of the input, as ASA waits for every partition
     of an event hub; one that has not sent events yet is idle, its clock never past its first
-    arrival. A scan of the text, no JSON parsing. A topic: its partitions."""
+    arrival. A scan of the text, no JSON parsing. A topic: its partitions. `fmt`: as for
+    infer_payload_schema."""
     if isinstance(path, KafkaRead):
         return kafka_partitions(path)
     paths = input_files(path)
     files = [str(f) for f in paths]
     if not files:
         return ()
-    fmt = resolve_format(paths, path)
+    fmt = resolve_format(paths, path, fmt)
     if fmt.name != "json":
         texts = partition_texts(spark, paths, fmt)
     elif any(_starts_with_array(f) for f in paths):  # each element's own text

@@ -8,6 +8,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.errors import QueryAnalysisError
+from asaql.inputs.formats import InputFormat
 from asaql.plan.nodes import ApplyEventOrdering, AssignArrivalTime, PlanNode, ReadStage
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
@@ -35,14 +36,15 @@ def stage_schema(columns: T.StructType) -> T.StructType:
 
 
 def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
-                control: str, max_files_per_trigger: int | None) -> DataFrame:
+                control: str, max_files_per_trigger: int | None,
+                fmt: InputFormat | None = None) -> DataFrame:
     """The events of an input, or the rows of a stage (with their time and watermark lines:
-    each file is one micro-batch of its writer)."""
+    each file is one micro-batch of its writer). `fmt`: the input's declared format."""
     if isinstance(source, ReadStage):
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
                            STAGE_JSON)
     return read_events(spark, path, schema, control, max_files_per_trigger,
-                       declared=declared_of(source))
+                       declared=declared_of(source), fmt=fmt)
 
 
 def declared_of(source: PlanNode) -> tuple[tuple[str, str], ...]:

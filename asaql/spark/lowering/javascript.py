@@ -16,44 +16,38 @@ from asaql.errors import ConfigurationError, UnsupportedFeatureError
 from asaql.javascript.batch import evaluate
 from asaql.javascript.definitions import JsFunction
 from asaql.javascript.engine import time_limit
+from asaql.plan.expressions import FunctionCall
 
 _SPARK_TYPES = {"bigint": T.LongType(), "float": T.DoubleType(), "datetime": T.TimestampType(),
                 "bit": T.BooleanType()}  # any other output type: text
 
 ARRAY_TYPE = T.ArrayType(T.StringType())
 
-_DECLARED: dict[str, JsFunction] = {}  # `udf.name` / `uda.name` (lower case) → its function
-
-
-def declare_functions(functions: dict[str, JsFunction]) -> None:
-    """The job's functions, for the queries lowered from now on (as `--functions` gives them)."""
-    _DECLARED.clear()
-    _DECLARED.update(functions)
-
-
-def declared(name: str, span=None) -> JsFunction:
-    function = _DECLARED.get(name.lower())
-    if function is None:
+def job_function(call) -> JsFunction:
+    """The function the run gave the plan's `udf.`/`uda.` call (asaql/plan/function_binding.py)."""
+    name = call.name.name if isinstance(call, FunctionCall) else call.function
+    if call.job_function is None:
         raise ConfigurationError(f"the query calls {name}(), which no function file defines: "
                                  "give the folder of NAME.js and NAME.js.json files with "
-                                 "--functions DIR (an ASA project's Functions/)", span)
-    return function
+                                 "--functions DIR (an ASA project's Functions/)", call.span)
+    return call.job_function
 
 
 def output_spark_type(output_type: str) -> T.DataType:
     return _SPARK_TYPES.get(output_type, T.StringType())
 
 
-def declared_aggregate(name: str, span=None) -> JsFunction:
-    function = declared(name, span)
+def aggregate_function(call) -> JsFunction:
+    """The JavaScript UDA of a window's `uda.NAME` call."""
+    function = job_function(call)
     if not function.aggregate:
-        raise ConfigurationError(f"{name}() is a scalar function in {function.path} (Type: "
-                                 "Scalar): call it as udf.NAME", span)
+        raise ConfigurationError(f"{call.function}() is a scalar function in {function.path} "
+                                 "(Type: Scalar): call it as udf.NAME", call.span)
     return function
 
 
 def lower_udf(call, args: list[Column], scope) -> Column:
-    function = declared(call.name.name, call.span)
+    function = job_function(call)
     if function.aggregate:
         raise ConfigurationError(f"{call.name.name}() is an aggregate in {function.path} "
                                  "(Type: Aggregate): call it as uda.NAME in a GROUP BY query",

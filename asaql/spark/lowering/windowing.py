@@ -194,9 +194,9 @@ def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Colu
     column = add(name, lower_expr(call.arg, scope)) if call.arg is not None else None
     record_column = json_column = script = output_type = None
     if call.function.startswith("uda."):  # its values cross as JSON: records and arrays intact
-        from asaql.spark.lowering.javascript import declared_aggregate
+        from asaql.spark.lowering.javascript import aggregate_function
 
-        function = declared_aggregate(call.function, call.span)
+        function = aggregate_function(call)
         script, output_type = function.script, function.output_type
         json_column = add(f"{name}_json", F.to_json(F.array(lower_expr(call.arg, scope))))
     elif call.function in _JSON_RESULTS:

@@ -58,18 +58,20 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                 schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
                 max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
                 buckets: int, counted: tuple[bool, bool] = (True, True),
-                events: tuple | None = None) -> tuple[DataFrame, dict]:
+                events: tuple | None = None,
+                formats: tuple = (None, None)) -> tuple[DataFrame, dict]:
     """→ (the step's output stream: left events with their partners as JSON, malformed records,
     counts; the right alias → (the partners parsed, the right input's schema)). `counted`: whose
-    events the step counts as input (not a stage's, nor an input another query counts)."""
+    events the step counts as input (not a stage's, nor an input another query counts);
+    `formats`: each input's declared format (None: its files' extension)."""
     join = group.node.join
     left_schema, right_schema = schemas
     sides = []
     given = events or (None, None)  # the embedding API passes each side's events
-    for path, schema, control, source, side in zip(paths, schemas, controls,
-                                                   (group.node.input, group.node.right), given):
+    for path, schema, control, source, side, fmt in zip(
+            paths, schemas, controls, (group.node.input, group.node.right), given, formats):
         side = side if side is not None else \
-            read_source(spark, source, path, schema, control, max_files_per_trigger)
+            read_source(spark, source, path, schema, control, max_files_per_trigger, fmt)
         scope = Scope(declared_struct(schema, declared_of(source)), frame=side)
         sides.append((scope, stamp_events(side, source, scope)))
     (left_scope, left), (right_scope, right) = sides

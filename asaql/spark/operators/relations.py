@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
+from asaql.inputs.formats import InputFormat
 from asaql.plan.step_path import general_step_reason
 from asaql.plan.nodes import (
     ApplyEventOrdering, Plan, PlanNode, ReadStage, WriteOutput, analytics_below, source_alias,
@@ -116,15 +117,18 @@ class NativeBatch:
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
-                typed: bool = False, native_folder: str | None = None) -> LoweredGroup:
+                typed: bool = False, native_folder: str | None = None,
+                fmt: InputFormat | None = None) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
     output line is a struct of typed columns instead of its JSON text (the embedding API).
     `native_folder`: where the native step keeps its state, when the step can take that path
-    (native_step.py); otherwise the general step runs."""
+    (native_step.py); otherwise the general step runs. `fmt`: the input's declared format
+    (--input-format), else its files' extension."""
     references = references or {}
     if events is None:
-        events = read_source(spark, group.source, path, schema, control, max_files_per_trigger)
+        events = read_source(spark, group.source, path, schema, control, max_files_per_trigger,
+                             fmt)
     schema = declared_struct(schema, declared_of(group.source))
     scope = Scope(schema, frame=events)
     scope.references = references
@@ -245,11 +249,13 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, st
                      max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
                      buckets: int, references: dict | None = None,
                      counted: tuple[bool, bool] = (True, True), events: tuple | None = None,
-                     typed: bool = False) -> LoweredGroup:
+                     typed: bool = False, formats: tuple = (None, None)) -> LoweredGroup:
     """A JOIN of two streams: one step over both inputs (asaql/spark/operators/joins.py), then each
-    statement's lines from the left events and their partners."""
+    statement's lines from the left events and their partners. `formats`: each input's declared
+    format (None: its files' extension)."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
-                                   max_files_per_trigger, partitions, buckets, counted, events)
+                                   max_files_per_trigger, partitions, buckets, counted, events,
+                                   formats)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
                                                  partners=partners, typed=typed))
                                  for w in group.writes])
