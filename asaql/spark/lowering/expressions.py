@@ -239,9 +239,10 @@ _BITWISE = {"&": "AND", "|": "OR", "^": "XOR"}
 
 def _bitwise(op: str, left: Column, right: Column, scope: Scope) -> Column:
     """T-SQL's bitwise operators: two bits give a bit; otherwise both sides as bigints (a bit
-    is 0 or 1, text that is a whole number converts, anything else gives NULL)."""
+    is 0 or 1, text that is a whole number converts, anything else gives NULL). A NULL operand
+    gives NULL, bits too: bitwise on 0 and 1, not SQL's logical AND (NULL AND false is false)."""
     if all(isinstance(scope.type_of(side), T.BooleanType) for side in (left, right)):
-        return left & right if op == "&" else left | right if op == "|" else left != right
+        return _BINARY[op](left.cast("bigint"), right.cast("bigint")).cast("boolean")
     return _BINARY[op](_as_bigint(left, scope), _as_bigint(right, scope))
 
 
@@ -374,6 +375,14 @@ def _one_type(values: list[Column], scope: Scope) -> list[Column]:
         return values
     if any(kind is None for kind in kinds):  # not known here (a Spark lambda): as they are
         return values
-    return [F.to_variant_object(value) if is_nested else
-            F.lit(None).cast("variant") if isinstance(kind, T.NullType) else value.cast("variant")
-            for value, kind, is_nested in zip(values, kinds, nested)]
+    return [as_variant(value, kind) for value, kind in zip(values, kinds)]
+
+
+def as_variant(value: Column, kind: T.DataType) -> Column:
+    """A value as a Spark variant, written as itself: Spark casts no record or array to a
+    variant (to_variant_object builds one); NULL of no type casts from a typed NULL."""
+    if isinstance(kind, _NESTED):
+        return F.to_variant_object(value)
+    if isinstance(kind, T.NullType):
+        return F.lit(None).cast("variant")
+    return value.cast("variant")
