@@ -14,7 +14,8 @@ from asaql.plan import expressions as E
 from asaql.plan.clauses import ApplyElements, ReferenceJoin, StreamJoin
 from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams, PlanNode
 from asaql.runtime import columns as C
-from asaql.spark.lowering.expressions import Scope, as_variant, lower_expr
+from asaql.spark.lowering.expressions import Scope, lower_expr
+from asaql.spark.lowering.variants import as_variant
 from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"
