@@ -163,7 +163,7 @@ def _(node: AliasField, scope: Scope) -> Column:
     if schema is not None and node.path and \
             node.path[0].lower() not in {f.name.lower() for f in schema.fields}:
         # schema on read, as for input fields: a field no reference row has is NULL
-        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "reference data row")
+        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "joined row or element")
         return F.lit(None)
     column = scope.aliases[node.alias]
     if schema is None:

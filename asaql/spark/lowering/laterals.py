@@ -192,5 +192,6 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
             F.struct(F.lit(f.name).alias(name), as_variant(value.getField(f.name), f.dataType)
                      .alias(content))
             for f in kind.fields])) if isinstance(kind, T.StructType) else None
+    scope.alias_schemas[apply.alias] = element  # its fields' types, known inside the lambdas
     empty = F.array().cast(T.ArrayType(element))
     return (empty if elements is None else F.coalesce(elements, empty)), element
