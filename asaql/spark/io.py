@@ -57,9 +57,37 @@ def infer_payload_schema(spark: SparkSession, path: str,
     else:
         inferred = _infer_json(spark, files)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
-    order = _first_appearance_order(files, fmt)
+    orders = _first_appearance_order(files, fmt)
+    return _in_order(T.StructType(fields), orders, ())
+
+
+def _in_order(kind: T.DataType, orders: dict, path: tuple) -> T.DataType:
+    """`kind` with the fields of each record, nested ones too, in order of first appearance
+    (Spark's inference sorts them by name; ASA keeps a record's own order: GetRecordProperties
+    lists, and a record is written, in that order)."""
+    if isinstance(kind, T.ArrayType):
+        return T.ArrayType(_in_order(kind.elementType, orders, path + ("[]",)),
+                           kind.containsNull)
+    if not isinstance(kind, T.StructType):
+        return kind
+    order = orders.get(path, {})
+    fields = [T.StructField(f.name, _in_order(f.dataType, orders, path + (f.name,)),
+                            f.nullable, f.metadata) for f in kind.fields]
     fields.sort(key=lambda f: order.get(f.name, len(order)))
     return T.StructType(fields)
+
+
+def _note_order(value, orders: dict, path: tuple) -> None:
+    """Each record's keys in `value`, in order, under the path of the record (`[]`: the
+    elements of an array)."""
+    if isinstance(value, dict):
+        order = orders.setdefault(path, {})
+        for key, item in value.items():
+            order.setdefault(key, len(order))
+            _note_order(item, orders, path + (key,))
+    elif isinstance(value, list):
+        for item in value:
+            _note_order(item, orders, path + ("[]",))
 
 
 def _infer_json(spark: SparkSession, files: list[Path]) -> T.StructType:
@@ -127,24 +155,23 @@ def _one_field_per_name(data_type: T.DataType) -> T.DataType:
     return data_type
 
 
-def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[str, int]:
-    order: dict[str, int] = {}
+def _first_appearance_order(files: list[Path], fmt: InputFormat) -> dict[tuple, dict[str, int]]:
+    """Path of a record (() the event) → its keys' order of first appearance in the sample."""
+    orders: dict[tuple, dict[str, int]] = {}
     seen = 0
     if fmt.name != "json":
         for file in files:
             for record in sample_records(file, fmt.name, _SAMPLE_LINES - seen, fmt.delimiter):
                 seen += 1
-                for key in record:
-                    order.setdefault(key, len(order))
-        return order
+                _note_order(record, orders, ())
+        return orders
     for file in files:
         for record in json_file_records(file, _SAMPLE_LINES - seen):
             seen += 1
-            for key in record:
-                order.setdefault(key, len(order))
+            _note_order(record, orders, ())
         if seen >= _SAMPLE_LINES:
-            return order
-    return order
+            return orders
+    return orders
 
 
 def read_events(

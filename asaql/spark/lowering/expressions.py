@@ -18,6 +18,7 @@ from asaql.plan.expressions import (
 )
 from asaql.runtime import columns as C
 from asaql.spark.lowering.scalar_functions import lower_call, lower_like
+from asaql.spark.lowering.variants import NESTED, as_variant
 
 SPARK_TYPES = {
     "bigint": "bigint",
@@ -26,6 +27,9 @@ SPARK_TYPES = {
     "datetime": "timestamp",
     "bit": "boolean",
 }
+
+_CAST_TYPES = {"bigint": T.LongType(), "double": T.DoubleType(), "string": T.StringType(),
+               "timestamp": T.TimestampType(), "boolean": T.BooleanType()}
 
 _BINARY = {
     "+": lambda a, b: a + b,
@@ -74,6 +78,9 @@ class Scope:
         self.hoisted: dict = {}
         self.event_errors: list[str] = []  # the seed fields holding their failures
         self.combo: Column | None = None
+        # Types known when lowering (e.g. a reference row's field) of columns Spark cannot
+        # type here (inside a lambda): (column, type), shared by the copies of the scope
+        self.known_types: list[tuple[Column, T.DataType]] = []
 
     def record_failure(self, failed: Column, reason: Column) -> None:
         # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
@@ -93,8 +100,17 @@ class Scope:
         scope.aliases = {**self.aliases, **aliases}
         return scope
 
+    def typed(self, column: Column, kind: T.DataType | None) -> Column:
+        """`column`, its type noted for type_of (which cannot ask Spark inside a lambda)."""
+        if kind is not None:
+            self.known_types.append((column, kind))
+        return column
+
     def type_of(self, column: Column) -> T.DataType | None:
         """The Spark type of a lowered expression, or None when no frame is known."""
+        known = next((kind for noted, kind in self.known_types if noted is column), None)
+        if known is not None:
+            return known
         if self.frame is None:
             return None
         try:
@@ -147,10 +163,12 @@ def _(node: AliasField, scope: Scope) -> Column:
     if schema is not None and node.path and \
             node.path[0].lower() not in {f.name.lower() for f in schema.fields}:
         # schema on read, as for input fields: a field no reference row has is NULL
-        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "reference data row")
+        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "joined row or element")
         return F.lit(None)
     column = scope.aliases[node.alias]
-    return field_path(column, node.path, schema if schema is not None else scope.type_of(column))
+    if schema is None:
+        return field_path(column, node.path, scope.type_of(column))
+    return scope.typed(field_path(column, node.path, schema), path_type(schema, node.path))
 
 
 @lower_expr.register
@@ -179,6 +197,19 @@ def field_path(column: Column, path, kind: T.DataType | None) -> Column:
         else:
             return F.lit(None)
     return column
+
+
+def path_type(kind: T.DataType | None, path) -> T.DataType | None:
+    """The type field_path gives `column.a.b` of a record of type `kind` (None: not known)."""
+    for part in path:
+        if isinstance(kind, T.StructType):
+            field = next((f for f in kind.fields if f.name.lower() == part.lower()), None)
+            kind = field.dataType if field is not None else None
+        elif isinstance(kind, T.MapType):
+            kind = kind.valueType
+        else:
+            return None
+    return kind
 
 
 @lower_expr.register
@@ -227,6 +258,8 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
     left, right = lower_expr(node.left, scope), lower_expr(node.right, scope)
     if node.op == "+" and _is_text(left, scope) and _is_text(right, scope):
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
+    if node.op in _COMPARISONS or node.op in ("+", "-", "*", "/", "%"):
+        left, right = _unwrap_variants(left, right, scope)
     if node.op in _COMPARISONS:
         left, right = _as_numbers_if_mixed(left, right, scope)
     if node.op in _BITWISE:
@@ -239,9 +272,10 @@ _BITWISE = {"&": "AND", "|": "OR", "^": "XOR"}
 
 def _bitwise(op: str, left: Column, right: Column, scope: Scope) -> Column:
     """T-SQL's bitwise operators: two bits give a bit; otherwise both sides as bigints (a bit
-    is 0 or 1, text that is a whole number converts, anything else gives NULL)."""
+    is 0 or 1, text that is a whole number converts, anything else gives NULL). A NULL operand
+    gives NULL, bits too: bitwise on 0 and 1, not SQL's logical AND (NULL AND false is false)."""
     if all(isinstance(scope.type_of(side), T.BooleanType) for side in (left, right)):
-        return left & right if op == "&" else left | right if op == "|" else left != right
+        return _BINARY[op](left.cast("bigint"), right.cast("bigint")).cast("boolean")
     return _BINARY[op](_as_bigint(left, scope), _as_bigint(right, scope))
 
 
@@ -261,6 +295,22 @@ def _as_bigint(value: Column, scope: Scope) -> Column:
 
 
 _COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+
+
+def _unwrap_variants(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
+    """A value typed per event (a variant: a property of a record whose properties differ in
+    type) beside a typed one is read as that type: text as text, anything else as a number.
+    A value that is not one (a record compared with a number) is NULL: the test is not true."""
+    kinds = [scope.type_of(side) for side in (left, right)]
+    variant = [isinstance(kind, T.VariantType) for kind in kinds]
+    if variant[0] == variant[1]:
+        return left, right
+    other = kinds[1] if variant[0] else kinds[0]
+    target = "string" if isinstance(other, T.StringType) else \
+        "timestamp" if isinstance(other, T.TimestampType) else \
+        "boolean" if isinstance(other, T.BooleanType) else "double"
+    unwrap = lambda v: F.try_variant_get(v, "$", target)  # noqa: E731
+    return (unwrap(left), right) if variant[0] else (left, unwrap(right))
 
 
 def _as_numbers_if_mixed(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
@@ -317,7 +367,7 @@ def _(node: E.Cast, scope: Scope) -> Column:
         where = f" (line {node.span.line}, column {node.span.column})" if node.span else ""
         scope.record_failure(operand.isNotNull() & value.isNull(), F.concat(
             F.lit("CAST of '"), operand.cast("string"), F.lit(f"' AS {node.type_name} failed{where}")))
-    return value
+    return scope.typed(value, _CAST_TYPES[target])  # known inside a lambda too
 
 
 def convert(value: Column, source: T.DataType | None, target: str) -> Column:
@@ -361,19 +411,16 @@ def _(node: E.Case, scope: Scope) -> Column:
     return result
 
 
-_NESTED = (T.StructType, T.ArrayType, T.MapType)
-
 
 def _one_type(values: list[Column], scope: Scope) -> list[Column]:
     """ASA is typed per value: a CASE may give a record in one row and text in another. When
     its results mix records or arrays with other types, Spark has no common type: they become
     variants, each value written as itself."""
     kinds = [scope.type_of(value) for value in values]
-    nested = [isinstance(kind, _NESTED) for kind in kinds]
+    nested = [isinstance(kind, NESTED) for kind in kinds]
     if not any(nested) or all(nested) and len({k.simpleString() for k in kinds}) == 1:
         return values
     if any(kind is None for kind in kinds):  # not known here (a Spark lambda): as they are
         return values
-    return [F.to_variant_object(value) if is_nested else
-            F.lit(None).cast("variant") if isinstance(kind, T.NullType) else value.cast("variant")
-            for value, kind, is_nested in zip(values, kinds, nested)]
+    return [as_variant(value, kind) for value, kind in zip(values, kinds)]
+

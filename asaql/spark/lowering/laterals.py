@@ -15,6 +15,7 @@ from asaql.plan.clauses import ApplyElements, ReferenceJoin, StreamJoin
 from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams, PlanNode
 from asaql.runtime import columns as C
 from asaql.spark.lowering.expressions import Scope, lower_expr
+from asaql.spark.lowering.variants import as_variant
 from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"
@@ -188,7 +189,9 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
         element = T.StructType([T.StructField(name, T.StringType()),
                                 T.StructField(content, T.VariantType())])
         elements = F.when(value.isNotNull(), F.array(*[
-            F.struct(F.lit(f.name).alias(name), value.getField(f.name).cast("variant").alias(content))
+            F.struct(F.lit(f.name).alias(name), as_variant(value.getField(f.name), f.dataType)
+                     .alias(content))
             for f in kind.fields])) if isinstance(kind, T.StructType) else None
+    scope.alias_schemas[apply.alias] = element  # its fields' types, known inside the lambdas
     empty = F.array().cast(T.ArrayType(element))
     return (empty if elements is None else F.coalesce(elements, empty)), element

@@ -4,7 +4,6 @@ GetMetadataPropertyValue reads comes resolved by the planner (`call.metadata_pro
 
 from __future__ import annotations
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -16,6 +15,7 @@ from asaql.inputs.position import ELEMENT_BITS
 from asaql.runtime import columns as C
 from asaql.spark.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
+from asaql.spark.lowering.variants import as_variant
 
 
 def _null() -> Column:
@@ -31,21 +31,19 @@ def _record_property(args, call, scope) -> Column:
         return _null()  # not a record (or a field no event has): no property
     if isinstance(name_node, E.Literal):
         return _struct_field(record, kind, name_node.value)
-    # a name known per event: pick among the record's properties
+    # a name known per event: pick among the record's properties. When they differ in type
+    # (numbers beside a nested record), the value is a variant, written as itself and read as
+    # the type of what it is compared with (expressions.py, _unwrap_variants).
+    if not kind.fields:
+        return _null()
+    types = {f.dataType.simpleString() for f in kind.fields}
+    mixed = len(types) > 1
     wanted, value = F.lower(name.cast("string")), None
     for field in kind.fields:
         match = wanted == field.name.lower()
-        value = F.when(match, record[field.name]) if value is None else \
-            value.when(match, record[field.name])
-    if value is None:
-        return _null()
-    try:
-        scope.type_of(value)
-    except AnalysisException:
-        raise UnsupportedFeatureError(
-            "GetRecordPropertyValue() with a property name that is not a literal needs "
-            "properties of one type; these have several", name_node.span) from None
-    return value
+        picked = as_variant(record[field.name], field.dataType) if mixed else record[field.name]
+        value = F.when(match, picked) if value is None else value.when(match, picked)
+    return scope.typed(value, T.VariantType() if mixed else kind.fields[0].dataType)
 
 
 def _struct_field(record: Column, kind: T.StructType, name) -> Column:
