@@ -188,13 +188,16 @@ class Binder:
         if len(parts) > 1 and parts[0].key == self.alias.key:
             parts = parts[1:]
         names = tuple(p.name for p in parts)
+        text = parts[0].name if len(parts) == 1 and parts[0].double_quoted else None
         if self.step is None:
-            return Field(path=names, span=ref.span)
+            return Field(path=names, text_if_missing=text, span=ref.span)
         column = self.step_columns.get(parts[0].key)
         if column is not None:
             return access(column.expr, names[1:], ref.span)
         if any(isinstance(c, AllFields) for c in self.step.columns):
-            return Field(path=names, span=ref.span)
+            return Field(path=names, text_if_missing=text, span=ref.span)
+        if text is not None:  # no column of that name: a text, as over an input
+            return ast.Literal(value=text, kind="nvarchar(max)", span=ref.span)
         raise UnknownNameError(
             f"the step '{self.step_name}' has no column '{parts[0].name}'", ref.span,
             hint=_did_you_mean(parts[0].name, [c.name for c in self.step_columns.values()]))

@@ -187,7 +187,8 @@ def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
     for statement in statements:
         for node, source in _fields_read(statement):
             path, sample = fields.get(source.lower(), (None, None))
-            if sample is None or has_path(sample.fields, node.path) or node.span is None:
+            if sample is None or has_path(sample.fields, node.path) or node.span is None \
+                    or getattr(node, "text_if_missing", None) is not None:
                 continue
             key = (node.span, tuple(node.path))
             if key not in out:

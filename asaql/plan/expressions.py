@@ -23,6 +23,7 @@ class Expr:
 class Identifier(Expr):
     name: str
     bracketed: bool = False
+    double_quoted: bool = False
 
     @property
     def key(self) -> str:
@@ -68,6 +69,9 @@ class Field(Expr):
     """A payload field of the statement's input, then nested record fields (`a.b.c`)."""
 
     path: tuple[str, ...]
+    # `"text"`: a double-quoted name no event has reads as its text, as ASA's documented
+    # `"Alert : Sensor above threshold" AS AlertMessage` does (docs/functions.md)
+    text_if_missing: str | None = None
 
     @property
     def name(self) -> str:

@@ -15,10 +15,12 @@ class Node:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Identifier(Node):
-    """A name as written; `bracketed` when it was `[quoted]` (then reserved words are allowed)."""
+    """A name as written; `bracketed` when it was `[quoted]` or `"quoted"` (then reserved words
+    are allowed), `double_quoted` for the latter (a field name, or a text: analysis/binder.py)."""
 
     name: str
     bracketed: bool = False
+    double_quoted: bool = False
 
     @property
     def key(self) -> str:

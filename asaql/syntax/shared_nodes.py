@@ -138,7 +138,7 @@ def quoted_name(text: str, span: Span) -> ast.Identifier:
     name = text[1:-1].replace('""', '"')
     if not name:
         raise QuerySyntaxError('syntax error: empty name \'""\'', span)
-    return ast.Identifier(name=name, bracketed=True, span=span)
+    return ast.Identifier(name=name, bracketed=True, double_quoted=True, span=span)
 
 
 def string_name(text: str, span: Span) -> ast.Identifier:

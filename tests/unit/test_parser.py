@@ -196,8 +196,9 @@ def test_system_timestamp_spellings():
 
 def test_quoted_names_and_string_aliases():
     quoted = parse('SELECT "a b" AS "x""y", c \'d e\' FROM "in" Timestamp').statements[0]
-    assert quoted.items[0].expr == ast.ColumnRef(parts=(ast.Identifier(name="a b", bracketed=True),))
-    assert quoted.items[0].alias == ast.Identifier(name='x"y', bracketed=True)
+    assert quoted.items[0].expr == ast.ColumnRef(parts=(ast.Identifier(
+        name="a b", bracketed=True, double_quoted=True),))  # a field, or its text (binder)
+    assert quoted.items[0].alias == ast.Identifier(name='x"y', bracketed=True, double_quoted=True)
     assert quoted.items[1].alias == ast.Identifier(name="d e", bracketed=True)
     assert quoted.source.alias == ast.Identifier(name="Timestamp")
     assert quoted.source.timestamp_by is None

@@ -122,6 +122,8 @@ class Scope:
         if not node.path:  # the whole event (`UDF.f(input)`): its payload as a record
             return F.struct(*[F.col(f"`{f.name}`") for f in self.schema.fields])
         head = next((f for f in self.schema.fields if f.name.lower() == node.path[0].lower()), None)
+        if head is None and node.text_if_missing is not None:
+            return F.lit(node.text_if_missing)  # `"text"` that names no field
         if head is None:
             # ASA is schema-on-read: a field no record has is NULL, not an error.
             self.warn_missing(".".join(node.path), node.span)
