@@ -1,18 +1,20 @@
-"""Kill -9 and restart: the harness shared by tests/cli/test_kill_restart.py (few kills) and
+"""Kill -9 and restart: the harness shared by tests/cli/test_kill_restart.py and
+tests/cli/test_kafka_kill_restart.py (kills placed where they prove the most) and
 tests/kill_restart_soak.py (many).
 
 One query covers each kind of streaming query asaql starts — a pass-through, tumbling windows,
 a stream–stream join, and a stage (windows over a step that aggregates) — each written to a
 `.jsonl` file and to a folder. `asaql run --checkpoint` runs in its own process group, killed
-with SIGKILL (the driver, its JVM and Python workers at once, as a machine dies) at a random
-moment (after a commit, or just after a micro-batch wrote output), and restarted until it
-finishes; its outputs must equal an uninterrupted run's, row for row: 0 lost, 0 duplicated."""
+with SIGKILL at a moment its own progress shows (just after a micro-batch wrote an output and
+before Spark commits it, or after a commit), and restarted until it finishes; its outputs must
+equal an uninterrupted run's, row for row: 0 lost, 0 duplicated."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable
 
 QUERY = """
 WITH PerMinute AS (
@@ -81,6 +84,12 @@ def write_inputs(folder: Path, files: int, events_per_file: int, seed: int) -> d
     return {alias: str(path) for alias, path in paths.items()}
 
 
+def input_lines(inputs: dict[str, str]) -> int:
+    """Every non-blank line of the input folders: what a run reads."""
+    return sum(1 for folder in inputs.values() for part in Path(folder).iterdir()
+               for line in part.read_text(encoding="utf-8").splitlines() if line.strip())
+
+
 def _iso(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -111,6 +120,14 @@ class KilledRun:
     log: str
 
 
+# Where a kill lands, placed by the run's observable progress (never by the clock alone), once
+# the started process has committed a micro-batch of its own: so each restart must keep what
+# was committed, restore the windows' and joins' state, and redo only what was not.
+WRITTEN = "written"  # within 50 ms of a micro-batch growing an output, before Spark commits it
+COMMITTED = "committed"  # up to max_delay seconds after a commit: between micro-batches
+PROGRESS_TIMEOUT = 600  # seconds without the awaited progress: the run is stuck, the test fails
+
+
 def written_so_far(path: Path) -> int:
     """Bytes of an output a reader sees (a `.jsonl` file, a folder's part files; not what
     Spark is still writing): they grow when a micro-batch has written it."""
@@ -123,43 +140,76 @@ def written_so_far(path: Path) -> int:
     return total
 
 
-def run_with_kills(argv: list[str], checkpoint: Path, out: Path, kills: int,
-                   rng: random.Random, max_delay: float, log_folder: Path,
-                   outputs: dict[str, str] = OUTPUTS, steady: tuple = STEADY) -> KilledRun:
-    """Starts the run and kills it, up to `kills` times, at a random moment: either up to
-    max_delay seconds after it committed one more micro-batch, or within 50 ms of a micro-batch
-    writing an output (before Spark commits it: the moment a replay could write rows twice);
-    then lets it finish."""
-    done, runs = 0, 0
+def run_with_kills(argv: list[str], checkpoint: Path, out: Path, moments: tuple[str, ...],
+                   rng: random.Random, log_folder: Path, outputs: dict[str, str] = OUTPUTS,
+                   steady: tuple = STEADY, max_delay: float = 1.0,
+                   final_argv: list[str] | None = None,
+                   before_final: Callable[[], None] = lambda: None) -> KilledRun:
+    """Starts the run and SIGKILLs its process group (the driver, its JVM and Python workers
+    at once, as a machine dies) at each of `moments` in turn (WRITTEN watches one of `steady`,
+    chosen at random); then calls `before_final` and lets `final_argv` (or `argv`) run to its
+    end. A run that ends before a kill's moment counts that kill as not made."""
+    runs, kills = 0, 0
     log = log_folder / "runs.log"
     with open(log, "a", encoding="utf-8") as stderr:
-        while True:
+        for moment in moments:
             runs += 1
-            commits = committed_batches(checkpoint)
             process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
                                        start_new_session=True)
-            if done < kills:
-                # after a commit, or as soon as an output that grows with most micro-batches
-                # (chosen at random) has grown
-                watched = out / outputs[rng.choice(steady)] if rng.random() < 0.5 else None
-                size = written_so_far(watched) if watched else 0
-                while process.poll() is None and (
-                        written_so_far(watched) == size if watched
-                        else committed_batches(checkpoint) <= commits):
-                    time.sleep(0.005)
-                time.sleep(rng.uniform(0, 0.05 if watched else max_delay))
-                if process.poll() is None:
-                    os.killpg(process.pid, signal.SIGKILL)
-                    process.wait()
-                    done += 1
-                    moment = f"{watched.name} grew" if watched else "a commit"
-                    stderr.write(f"-- killed after {moment}, "
-                                 f"{committed_batches(checkpoint)} commits\n")
-                    stderr.flush()
-                    continue
-            if process.wait() != 0:
-                raise AssertionError(f"asaql run exited {process.returncode}; see {log}")
-            return KilledRun(done, runs, log.read_text(encoding="utf-8"))
+            placed = _await(moment, process, checkpoint, out / outputs[rng.choice(steady)],
+                            rng, max_delay, log)
+            if process.poll() is not None:  # it ended first: no kill
+                if process.returncode != 0:
+                    raise AssertionError(f"asaql run exited {process.returncode}; see {log}")
+                continue
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            kills += 1
+            stderr.write(f"-- killed {placed}, {committed_batches(checkpoint)} commits\n")
+            stderr.flush()
+        before_final()
+        runs += 1
+        final = subprocess.run(final_argv or argv, stdout=subprocess.DEVNULL, stderr=stderr,
+                               start_new_session=True, timeout=PROGRESS_TIMEOUT)
+    if final.returncode != 0:
+        raise AssertionError(f"asaql run exited {final.returncode}; see {log}")
+    return KilledRun(kills, runs, log.read_text(encoding="utf-8"))
+
+
+def _await(moment: str, process: subprocess.Popen, checkpoint: Path, watched: Path,
+           rng: random.Random, max_delay: float, log: Path) -> str:
+    """Waits for `moment` of the started process (or its end); → how the kill was placed."""
+    def until(reached: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + PROGRESS_TIMEOUT
+        while process.poll() is None and not reached():
+            if time.monotonic() > deadline:
+                os.killpg(process.pid, signal.SIGKILL)
+                raise AssertionError(f"no progress in {PROGRESS_TIMEOUT} s; see {log}")
+            time.sleep(0.005)
+
+    started = committed_batches(checkpoint)
+    until(lambda: committed_batches(checkpoint) > started)  # a micro-batch of its own
+    if moment == WRITTEN:
+        size = written_so_far(watched)
+        until(lambda: written_so_far(watched) != size)
+        commits = committed_batches(checkpoint)
+        time.sleep(rng.uniform(0, 0.05))
+        return f"after {watched.name} grew at {commits} commits"  # equal at the kill: uncommitted
+    if moment != COMMITTED:
+        raise ValueError(f"a kill is placed {WRITTEN!r} or {COMMITTED!r}, not {moment!r}")
+    time.sleep(rng.uniform(0, max_delay))
+    return "after a commit"
+
+
+SUMMARY = re.compile(r"(\d+) events read = (\d+) accepted \+ (\d+) dropped \+ (\d+) malformed")
+
+
+def record_accounting(log: str) -> tuple[int, int, int, int]:
+    """(read, accepted, dropped, malformed) of the last summary `asaql run` printed: what the
+    start that finished read (the killed starts print none, so not the whole input's)."""
+    found = SUMMARY.findall(log)
+    assert found, f"no summary of a finished run in the log:\n{log[-3000:]}"
+    return tuple(int(n) for n in found[-1])
 
 
 def read_outputs(out: Path, outputs: dict[str, str] = OUTPUTS) -> dict[str, Counter]:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from kill_restart import (QUERY, compare, read_outputs, run_arguments,  # noqa: E402
-                          run_with_kills, write_inputs)
+from kill_restart import (COMMITTED, QUERY, WRITTEN, compare, read_outputs,  # noqa: E402
+                          run_arguments, run_with_kills, write_inputs)
 
 
 def main() -> int:
@@ -44,9 +44,11 @@ def main() -> int:
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print(f"uninterrupted run: {time.monotonic() - started:.0f} s", flush=True)
     started = time.monotonic()
+    rng = random.Random(args.seed)
+    moments = tuple(rng.choice((WRITTEN, COMMITTED)) for _ in range(args.kills))
     killed = run_with_kills(run_arguments(query, inputs, work / "killed", work / "ck-killed"),
-                            work / "ck-killed", work / "killed", args.kills,
-                            random.Random(args.seed), args.max_delay, work)
+                            work / "ck-killed", work / "killed", moments, rng, work,
+                            max_delay=args.max_delay)
     print(f"killed run: {killed.kills} kills, {killed.runs} starts, "
           f"{time.monotonic() - started:.0f} s", flush=True)
     print(f"{'output':<14}{'expected':>10}{'lost':>8}{'duplicated':>12}")

@@ -1,22 +1,26 @@
 """Kill -9 and restart with a topic as input: a folder output and a topic output equal an
-uninterrupted run's, row for row (0 lost, 0 duplicated), both for a finite run read in several
-micro-batches and for a --follow run while records keep arriving. Set ASAQL_KILL_SEED to replay
-a failure."""
+uninterrupted run's, row for row (0 lost, 0 duplicated), and the record accounting too, both for
+a finite run read in several micro-batches and for a --follow run while records keep arriving
+(the kills: tests/kill_restart.py). Both read the same records, so one uninterrupted run, in
+this process on the session's Spark, is the reference of both. Set ASAQL_KILL_SEED to replay a
+failure."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import signal
-import subprocess
 import sys
 import threading
-import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
+from asaql.compiler.pipeline import compile_query
+from asaql.kafka.endpoints import kafka_topic
+from asaql.run.runner import RunOptions, run
 from kafka_broker import consume_all
+from kill_restart import COMMITTED, WRITTEN, committed_batches, record_accounting, run_with_kills
 
 QUERY = """
 SELECT id, dev, v INTO pass_folder FROM readings
@@ -28,7 +32,10 @@ FOLLOW_QUERY = """
 SELECT id, dev, v INTO pass_folder FROM readings
 SELECT id, dev, v INTO pass_topic FROM readings
 """
+RECORDS = 300
 BASE_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+FOLDERS = {"pass_folder": "pass_folder", "win_folder": "win_folder"}  # as run_with_kills sees them
+SEED = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
 
 
 def _records(first: int, count: int) -> list[dict]:
@@ -50,41 +57,6 @@ def _argv(query: Path, broker, source: str, out: Path, output_topic: str, checkp
             "--checkpoint", str(checkpoint), "--errors", str(out / "errors.jsonl"), *extra]
 
 
-def _commits(checkpoint: Path) -> int:
-    return sum(1 for p in checkpoint.glob("source-*/commits/*") if p.name.isdigit())
-
-
-def _kill_and_restart(argv: list[str], checkpoint: Path, kills: int, rng: random.Random,
-                      log: Path, final_argv: list[str] | None = None,
-                      before_final=lambda: None) -> int:
-    """Runs `argv`, killing its process group `kills` times at random moments after a commit;
-    then calls `before_final` and runs `final_argv` (or `argv`) to its end. → the kills made."""
-    done = 0
-    with open(log, "a", encoding="utf-8") as stderr:
-        while done < kills:
-            commits = _commits(checkpoint)
-            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
-                                       start_new_session=True)
-            deadline = time.monotonic() + 300
-            while process.poll() is None and _commits(checkpoint) <= commits:
-                assert time.monotonic() < deadline, f"no commit in 300 s\n{log.read_text()}"
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0, 1.0))
-            if process.poll() is not None:
-                assert process.returncode == 0, log.read_text()[-3000:]
-                break
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            done += 1
-            stderr.write(f"-- killed, {_commits(checkpoint)} commits\n")
-            stderr.flush()
-        before_final()
-        final = subprocess.run(final_argv or argv, stdout=subprocess.DEVNULL, stderr=stderr,
-                               start_new_session=True, timeout=600)
-    assert final.returncode == 0, log.read_text()[-3000:]
-    return done
-
-
 def _outputs(folder: Path, broker, topic: str) -> dict[str, Counter]:
     found = {}
     for name in ("pass_folder", "win_folder"):
@@ -95,75 +67,86 @@ def _outputs(folder: Path, broker, topic: str) -> dict[str, Counter]:
     return found
 
 
-def _expected(tmp_path: Path, broker, query: Path, source: str) -> dict[str, Counter]:
-    out = tmp_path / "expected"
-    broker.create_topic(f"{source}_expected", 2)
-    result = subprocess.run(_argv(query, broker, source, out, f"{source}_expected",
-                                  tmp_path / "expected_checkpoint"),
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return _outputs(out, broker, f"{source}_expected")
+@pytest.fixture(scope="module")
+def uninterrupted(spark, kafka_broker, tmp_path_factory):
+    """The records on a topic, and the uninterrupted run's rows (each record read, once)."""
+    out = tmp_path_factory.mktemp("kafka_kill_restart") / "expected"
+    for topic in ("kill_in", "kill_expected"):
+        kafka_broker.create_topic(topic, 2)
+    _produce(kafka_broker, "kill_in", _records(0, RECORDS))
+    counts = run(compile_query(QUERY), RunOptions(
+        inputs={"readings": kafka_topic(kafka_broker.uri("kill_in"))},
+        outputs={"pass_folder": str(out / "pass_folder"), "win_folder": str(out / "win_folder"),
+                 "pass_topic": kafka_topic(kafka_broker.uri("kill_expected"))},
+        errors_path=str(out / "errors.jsonl")), spark=spark)
+    rows = _outputs(out, kafka_broker, "kill_expected")
+    assert sum(rows["pass_folder"].values()) == RECORDS and rows["win_folder"]
+    assert counts.read == counts.accepted == RECORDS and not counts.dropped + counts.malformed
+    return rows
 
 
-def _assert_same(expected: dict, got: dict, seed: int, log: Path) -> None:
+def _assert_same(expected: dict, got: dict, log: str) -> None:
     for name, rows in expected.items():
         lost, extra = rows - got[name], got[name] - rows
         assert not lost and not extra, (
-            f"seed {seed} (ASAQL_KILL_SEED={seed} replays it): {name}: {sum(rows.values())} "
+            f"seed {SEED} (ASAQL_KILL_SEED={SEED} replays it): {name}: {sum(rows.values())} "
             f"expected, {sum(lost.values())} lost, {sum(extra.values())} duplicated or "
-            f"unexpected\n{log.read_text()[-3000:]}")
+            f"unexpected\n{log[-3000:]}")
+    read, accepted, dropped, malformed = record_accounting(log)  # the last start's
+    assert read == accepted + dropped + malformed and read <= RECORDS, log[-3000:]
 
 
-def test_kill_9_during_a_finite_run_over_a_topic(kafka_broker, tmp_path):
-    seed = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
-    rng = random.Random(seed)
-    kafka_broker.create_topic("kill_in", 2)
+def test_kill_9_during_a_finite_run_over_a_topic(uninterrupted, kafka_broker, tmp_path):
+    expected = uninterrupted
     kafka_broker.create_topic("kill_out", 2)
-    _produce(kafka_broker, "kill_in", _records(0, 300))
     query = tmp_path / "q.sql"
     query.write_text(QUERY)
-    out, checkpoint, log = tmp_path / "killed", tmp_path / "checkpoint", tmp_path / "runs.log"
-    kills = _kill_and_restart(_argv(query, kafka_broker, "kill_in", out, "kill_out", checkpoint,
-                                    "--max-events-per-trigger", "40"), checkpoint, 2, rng, log)
-    assert kills >= 1, f"seed {seed}: the run ended before any kill"
-    got = _outputs(out, kafka_broker, "kill_out")
-    expected = _expected(tmp_path, kafka_broker, query, "kill_in")
-    assert sum(expected["pass_folder"].values()) == 300 and expected["win_folder"]
-    _assert_same(expected, got, seed, log)
+    out, checkpoint = tmp_path / "killed", tmp_path / "checkpoint"
+    killed = run_with_kills(
+        _argv(query, kafka_broker, "kill_in", out, "kill_out", checkpoint,
+              "--max-events-per-trigger", "40"), checkpoint, out, (WRITTEN, COMMITTED),
+        random.Random(SEED), tmp_path, FOLDERS, steady=("pass_folder",))
+    assert killed.kills == 2, f"seed {SEED}: the run ended before a kill\n{killed.log}"
+    _assert_same(expected, _outputs(out, kafka_broker, "kill_out"), killed.log)
 
 
-def test_kill_9_while_records_keep_arriving(kafka_broker, tmp_path):
-    seed = int(os.environ.get("ASAQL_KILL_SEED", random.randrange(1_000_000)))
-    rng = random.Random(seed)
-    kafka_broker.create_topic("live_in", 2)
-    kafka_broker.create_topic("live_out", 2)
+def test_kill_9_while_records_keep_arriving(uninterrupted, kafka_broker, tmp_path):
+    """The same records arrive while a --follow run reads them: it is killed just after a
+    micro-batch wrote; a finite run on its checkpoint reads the rest."""
+    expected = uninterrupted
+    for topic in ("live_in", "live_out"):
+        kafka_broker.create_topic(topic, 2)
     _produce(kafka_broker, "live_in", _records(0, 50))
-    stop = threading.Event()
+    out, checkpoint = tmp_path / "killed", tmp_path / "checkpoint"
+    stop, produced, meanwhile = threading.Event(), [50], []
 
-    def keep_producing() -> None:
-        first = 50
-        while not stop.wait(0.3) and first < 10_000:
-            _produce(kafka_broker, "live_in", _records(first, 10))
-            first += 10
+    def keep_producing() -> None:  # from the run's first commit on, while it runs
+        while not stop.wait(0.05) and committed_batches(checkpoint) == 0:
+            pass
+        while not stop.wait(0.3) and produced[0] < RECORDS:
+            _produce(kafka_broker, "live_in", _records(produced[0], 5))
+            produced[0] += 5
 
     producer = threading.Thread(target=keep_producing, daemon=True)
     producer.start()
-    query = tmp_path / "q.sql"
-    query.write_text(FOLLOW_QUERY)
-    out, checkpoint, log = tmp_path / "killed", tmp_path / "checkpoint", tmp_path / "runs.log"
-    following = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint, "--follow")
-    finite = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint)
 
-    def stop_producing() -> None:  # the final, finite run reads to the end found at its start
+    def the_rest() -> None:  # the final, finite run reads to the end found at its start
         stop.set()
         producer.join()
+        meanwhile.append(produced[0] - 50)
+        _produce(kafka_broker, "live_in", _records(produced[0], RECORDS - produced[0]))
 
+    query = tmp_path / "q.sql"
+    query.write_text(FOLLOW_QUERY)
+    following = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint, "--follow")
+    finite = _argv(query, kafka_broker, "live_in", out, "live_out", checkpoint)
     try:
-        kills = _kill_and_restart(following, checkpoint, 2, rng, log, final_argv=finite,
-                                  before_final=stop_producing)
+        killed = run_with_kills(following, checkpoint, out, (WRITTEN,), random.Random(SEED),
+                                tmp_path, FOLDERS, steady=("pass_folder",), final_argv=finite,
+                                before_final=the_rest)
     finally:
-        stop_producing()
-    assert kills == 2
-    got = _outputs(out, kafka_broker, "live_out")
-    expected = _expected(tmp_path, kafka_broker, query, "live_in")
-    _assert_same(expected, got, seed, log)
+        stop.set()
+    assert killed.kills == 1, f"seed {SEED}: the --follow run ended\n{killed.log}"
+    assert meanwhile[0] > 0, f"no record arrived while the --follow run ran\n{killed.log}"
+    _assert_same({name: expected[name] for name in ("pass_folder", "pass_topic")},
+                 _outputs(out, kafka_broker, "live_out"), killed.log)
