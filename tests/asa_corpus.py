@@ -35,11 +35,11 @@ def check_errors(query: CorpusQuery) -> list:
     return check_query(query.text, references=dict.fromkeys(query.references)).errors
 
 
-def plan_problem(spark, query: CorpusQuery) -> str | None:
+def plan_problem(spark, query: CorpusQuery, inputs_folder: Path) -> str | None:
     """Lower the query as `asaql run` would, over empty inputs; None when it plans, else the
-    first line of the error."""
-    from pyspark.sql import types as T
-
+    first line of the error. `inputs_folder`: where the empty input folders are (shared by
+    the queries: nothing writes there). A reference table is one row in memory (no file to
+    read, no Spark job), its declared columns converted as a file's are."""
     from asaql.compiler.pipeline import compile_query
     from asaql.compiler.check import _fields_read
     from asaql.run.runner import RunOptions
@@ -53,11 +53,6 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
             for part in node.path:
                 level = level.setdefault(part.lower(), {"": part})
 
-    def struct(tree: dict) -> T.StructType:
-        return T.StructType([T.StructField(branch[""], struct(branch) if len(branch) > 1
-                                           else T.StringType())
-                             for key, branch in tree.items() if key])
-
     def record(tree: dict) -> dict:
         return {branch[""]: record(branch) if len(branch) > 1 else "x"
                 for key, branch in tree.items() if key}
@@ -65,27 +60,48 @@ def plan_problem(spark, query: CorpusQuery) -> str | None:
     with tempfile.TemporaryDirectory(prefix="asaql-corpus-") as work:
         functions = _function_files(compiled, Path(work) / "Functions")
         compiled = compiled.with_functions(functions)  # as `asaql run --functions` does
-        inputs, references, schemas = {}, {}, {}
+        inputs, tables, schemas = {}, {}, {}
         for number, alias in enumerate(compiled.input_names):
-            path = Path(work) / f"input-{number}.jsonl"
-            path.write_text("")
-            inputs[alias] = str(path)
-            schemas[alias] = struct(fields.get(alias.lower(), {}))
-        for number, alias in enumerate(compiled.reference_names):
-            path = Path(work) / f"reference-{number}.jsonl"
+            # an empty folder: no files, so no Spark job looks for partitions in them
+            folder = inputs_folder / f"input-{number}"
+            folder.mkdir(exist_ok=True)
+            inputs[alias] = str(folder)
+            schemas[alias] = _struct_of(record(fields.get(alias.lower(), {})))
+        for alias in compiled.reference_names:
             row = record(fields.get(alias.lower(), {})) or {"x": "x"}
             # a CREATE TABLE column gets a value of its type (a reference row that does not
             # convert stops the run)
-            row.update({name: _SAMPLE_VALUES.get(kind, "x")
-                        for name, kind in compiled.plan.declared_columns(alias)})
-            path.write_text(json.dumps(row) + "\n")
-            references[alias] = str(path)
+            declared = compiled.plan.declared_columns(alias)
+            row.update({name: _SAMPLE_VALUES.get(kind, "x") for name, kind in declared})
+            tables[alias] = _reference_table(spark, alias, row, declared)
         try:
-            plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
-                                       functions=functions), spark, schemas)
+            plans(compiled, RunOptions(inputs=inputs, outputs={}, references={},
+                                       functions=functions), spark, schemas, tables)
         except Exception as error:  # noqa: BLE001 — the test reports what Spark said
             return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return None
+
+
+def _reference_table(spark, alias: str, row: dict, declared):
+    """The table of the one `row`, typed as Spark's JSON inference types it in a file."""
+    from asaql.spark.reference import reference_table
+
+    frame = spark.createDataFrame([row], _struct_of(row))
+    return reference_table(alias, f"<{alias} in memory>", frame, declared)
+
+
+def _struct_of(row: dict):
+    from pyspark.sql import types as T
+
+    def kind(value) -> T.DataType:
+        if isinstance(value, dict):
+            return _struct_of(value)
+        if isinstance(value, list):
+            return T.ArrayType(kind(value[0]) if value else T.StringType())
+        return {bool: T.BooleanType(), int: T.LongType(), float: T.DoubleType()}.get(
+            type(value), T.StringType())
+
+    return T.StructType([T.StructField(name, kind(value)) for name, value in row.items()])
 
 
 _SAMPLE_VALUES = {"bigint": 1, "float": 1.5, "datetime": "2021-01-01T00:00:00Z", "bit": True,

@@ -294,10 +294,12 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     return lowered, controls
 
 
-def spark_plans(compiled, options, spark, schemas: dict | None = None) -> dict[str, str]:
+def spark_plans(compiled, options, spark, schemas: dict | None = None,
+                tables: dict | None = None) -> dict[str, str]:
     """Spark's plan of each streaming query a run would start (`asaql explain --spark`),
     without starting any. `schemas`: input alias → its payload schema, instead of inferring
-    it from the input's files."""
+    it from the input's files; `tables`: reference alias → its ReferenceTable, instead of
+    reading the file (the corpus test: rows in memory, no Spark job per table)."""
     import contextlib
     import io
     import tempfile
@@ -316,6 +318,7 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None) -> dict[s
         references = {alias.lower(): load_reference(
             spark, alias, path, compiled.plan.declared_columns(alias))
             for alias, path in options.references.items()}
+        references.update({alias.lower(): table for alias, table in (tables or {}).items()})
         groups = list(enumerate(group_by_source(compiled.plan)))
         for wave in stage_waves(groups):
             for index, group in wave:

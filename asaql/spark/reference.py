@@ -78,6 +78,13 @@ def load_reference(spark: SparkSession, name: str, path: str,
             .option("mode", "FAILFAST").csv(path)
     else:  # fields in order of first appearance, as for the inputs
         frame = _json_table(spark, path)
+    return reference_table(name, path, frame, declared)
+
+
+def reference_table(name: str, path: str, frame: DataFrame,
+                    declared: tuple[tuple[str, str], ...] = ()) -> ReferenceTable:
+    """The table of rows read from `path` (a batch DataFrame), its declared columns converted;
+    a row that does not convert or read stops the run."""
     if declared:
         frame = _conformed(frame, declared, path)
     # Not cached: Spark's cache would hand a refreshed file's old rows back (same plan).

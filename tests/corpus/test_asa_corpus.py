@@ -64,11 +64,11 @@ def test_valid_queries_are_accepted_except_the_listed_ones(rejected):
 
 
 @pytest.mark.slow
-def test_accepted_queries_build_their_spark_plan(spark, queries, rejected):
+def test_accepted_queries_build_their_spark_plan(spark, queries, rejected, tmp_path):
     problems = {}
     for query in queries:
         if query.valid and query.file not in rejected:
-            problem = plan_problem(spark, query)
+            problem = plan_problem(spark, query, tmp_path)
             if problem is not None:
                 problems[query.file] = problem
     unexpected = {f: p for f, p in problems.items() if f not in STILL_UNPLANNED}
