@@ -29,11 +29,27 @@ FIRST_MTIME = 1_600_000_000
 Files = list[tuple[str, list[dict]]]  # (file name, records), in arrival order
 
 
+# Test-only settings: the tests' micro-batches hold a few dozen rows, so Spark's fixed costs per
+# job dominate. Generating and compiling Java code for each new plan (whole-stage and per
+# expression), and adaptive execution re-planning each stage of the native step's batch jobs,
+# cost a quarter of the CPU time of a property-test example (measured on the policy test; same
+# rows either way). Users keep Spark's defaults (asaql/spark/session.py): on real volumes
+# compiled code and adaptive plans pay off.
+TEST_CONF = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",  # interpreted expressions, no Janino
+    "spark.sql.adaptive.enabled": "false",
+}
+
+
 def spark_session():
-    """The local session every Spark test shares (2 cores, as CI)."""
+    """The local session every Spark test shares (2 cores, as CI), with TEST_CONF."""
     from asaql.spark.session import build_session
 
-    return build_session("local[2]")
+    session = build_session("local[2]")
+    for key, value in TEST_CONF.items():
+        session.conf.set(key, value)
+    return session
 
 
 def property_settings(examples: int, also_suppress=(), **options) -> settings:
