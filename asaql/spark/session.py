@@ -25,6 +25,10 @@ SESSION_CONF = {
     # A Parquet folder output's datetimes: UTC instants in µs, as every reader takes them
     # (the default, INT96, is a legacy type readers see as zone-less nanoseconds).
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    # PySpark's DataFrame debugging records each column function's Python call site in the JVM:
+    # ~10 py4j round trips a call (57% of a one-event run's) and an import of IPython when it
+    # is installed. asaql's errors name the statement themselves (failures.py).
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 

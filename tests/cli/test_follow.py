@@ -1,15 +1,26 @@
-"""`asaql run --follow` keeps running, picks up new files, and stops cleanly on Ctrl-C."""
+"""`asaql run --follow` keeps running, picks up new files, and stops cleanly on Ctrl-C.
+
+Ctrl-C and the exit code are a real process's (the first test); what --follow does with what
+arrives meanwhile (windows closed by the arrival clock, a changed reference file) is the same
+command run in a thread on the shared session, which saves a JVM start a test.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+
+from click.testing import CliRunner
+
+from asaql.cli import cli
 
 EVENT = ('{{"id": {id}, "t": "2021-01-01T00:00:0{id}Z", '
          '"EventEnqueuedUtcTime": "2021-01-01T00:00:0{id}Z", "PartitionId": 0}}\n')
@@ -67,7 +78,53 @@ def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert "Traceback" not in stderr
 
 
-def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(tmp_path):
+class _ThreadRun:
+    """`asaql run` through click's CliRunner in a thread, watched like a process: `poll()` is
+    None while it runs, then its exit code; `stderr.read()` what it said."""
+
+    def __init__(self, args: list[str]):
+        self.result = None
+        self.thread = threading.Thread(target=self._run, args=(args,), daemon=True)
+        self.thread.start()
+
+    def _run(self, args: list[str]) -> None:
+        self.result = CliRunner().invoke(cli, args)
+
+    def poll(self):
+        return None if self.thread.is_alive() else self.result.exit_code
+
+    @property
+    def stderr(self) -> io.StringIO:
+        return io.StringIO("" if self.result is None else self.result.output)
+
+
+@contextlib.contextmanager
+def following_in_session(spark, tmp_path, query_text: str, *options: str):
+    """`asaql run --follow` over tmp_path/inbox on the shared session; yields (run, output
+    path, a function that stops it between micro-batches, as Ctrl-C does, and returns its
+    result); never leaves its streaming queries behind."""
+    query = tmp_path / "q.sql"
+    query.write_text(query_text)
+    out = tmp_path / "out.jsonl"
+    run = _ThreadRun(["run", str(query), "--input", str(tmp_path / "inbox"), "--output",
+                      f"out={out}", "--follow", "--checkpoint", str(tmp_path / "ck"),
+                      "--errors", str(tmp_path / "errors.jsonl"), *options])
+
+    def stop():
+        for query in spark.streams.active:  # the run ends when its queries do
+            query.stop()
+        run.thread.join(120)
+        assert not run.thread.is_alive(), "the run did not end after its queries stopped"
+        return run.result
+
+    try:
+        yield run, out, stop
+    finally:
+        if run.thread.is_alive():
+            stop()
+
+
+def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(spark, tmp_path):
     """No end of input with --follow: the window closes because the idle input's arrival clock
     advances with wall time (a tick record) past its end + the late tolerance."""
     inbox = tmp_path / "inbox"
@@ -75,15 +132,16 @@ def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(tmp_path):
     (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
     query = ("SELECT System.Timestamp() AS WindowEnd, COUNT(*) AS n INTO out "
              "FROM input TIMESTAMP BY t GROUP BY TumblingWindow(second, 5)")
-    with following(tmp_path, query, "--late", "1s") as (process, out, interrupt):
-        rows = wait_for_rows(out, 1, process)
+    with following_in_session(spark, tmp_path, query, "--late", "1s") as (run, out, stop):
+        rows = wait_for_rows(out, 1, run)
         assert rows == [{"WindowEnd": "2021-01-01T00:00:05.0000000Z", "n": 2}]
         assert list((tmp_path / "ck" / "source-0" / "asaql-control").glob("*-tick.jsonl"))
-        stderr = interrupt()
-    assert process.returncode == 0, stderr
+        result = stop()
+    assert result.exit_code == 0, result.output
+    assert "asaql: 2 input events, 1 output events" in result.stderr
 
 
-def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(tmp_path):
+def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(spark, tmp_path):
     """Reference data is refreshed when its file changes: events after the change join the new
     rows; nothing written before is written again."""
     inbox = tmp_path / "inbox"
@@ -93,14 +151,15 @@ def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(tmp_path
     (inbox / "a.jsonl").write_text(EVENT.format(id=1) + EVENT.format(id=2))
     query = ("SELECT e.id, n.name INTO out FROM input e TIMESTAMP BY t "
              "LEFT JOIN Names n ON e.id = n.id")
-    with following(tmp_path, query, "--reference", f"Names={names}") as (process, out, interrupt):
-        assert wait_for_rows(out, 2, process) == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
+    with following_in_session(spark, tmp_path, query, "--reference",
+                              f"Names={names}") as (run, out, stop):
+        assert wait_for_rows(out, 2, run) == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
         names.write_text('{"id": 3, "name": "three"}\n')
         time.sleep(3)  # the change is seen within a poll; the queries restart
         (inbox / "b.jsonl").write_text(EVENT.format(id=3) + EVENT.format(id=1))
-        rows = wait_for_rows(out, 4, process)
+        rows = wait_for_rows(out, 4, run)
         assert sorted(rows[2:], key=lambda r: r["id"]) == [{"id": 1, "name": None},
                                                           {"id": 3, "name": "three"}], rows
-        stderr = interrupt()
-    assert process.returncode == 0, stderr
+        result = stop()
+    assert result.exit_code == 0, result.output
     assert len(out.read_text().splitlines()) == 4

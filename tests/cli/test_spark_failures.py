@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from asaql.cli import cli
+
 RAW_LOG_LINES = [
     re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d (TRACE|DEBUG|INFO|WARN|ERROR)\b", re.M),  # log4j
     re.compile(r"^\s*\{\s*\"(ts|level|msg|logger)\"", re.M),  # PySpark's JSON log records
@@ -21,11 +25,15 @@ RAW_LOG_LINES = [
 QUERY = "SELECT id, v INTO out\nFROM input TIMESTAMP BY t\n"
 
 
-def run_asaql(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def write_job(tmp_path: Path) -> None:
     (tmp_path / "query.sql").write_text(QUERY)
     (tmp_path / "events.jsonl").write_text(
         '{"id": 1, "v": 2, "t": "2021-01-01T00:00:01Z"}\n'
         '{"id": 2, "v": 3, "t": "2021-01-01T00:00:02Z"}\n')
+
+
+def run_asaql(tmp_path: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    write_job(tmp_path)
     (tmp_path / "tmp").mkdir(exist_ok=True)
     environment = {**os.environ, "TMPDIR": str(tmp_path / "tmp"), **(env or {})}
     environment.pop("ASAQL_DEBUG", None)
@@ -66,11 +74,16 @@ def test_java_missing_is_one_message(tmp_path):
     assert "no-java/bin/java" in stderr
 
 
-def test_an_unreadable_checkpoint_is_one_message_saying_what_to_do(tmp_path):
-    """A checkpoint this asaql wrote (its manifest matches), whose Spark logs were damaged."""
+def test_an_unreadable_checkpoint_is_one_message_saying_what_to_do(spark, tmp_path):
+    """A checkpoint this asaql wrote (its manifest matches), whose Spark logs were damaged. The
+    run that writes it needs no process of its own: the same command on the shared session."""
     checkpoint = tmp_path / "checkpoint"
-    first = run_asaql(tmp_path, "--checkpoint", str(checkpoint))
-    assert first.returncode == 0, first.stderr
+    write_job(tmp_path)
+    first = CliRunner().invoke(cli, [
+        "run", str(tmp_path / "query.sql"), "--input", str(tmp_path / "events.jsonl"),
+        "--output", f"out={tmp_path / 'out.jsonl'}", "--checkpoint", str(checkpoint),
+        "--errors", str(tmp_path / "asaql-errors.jsonl")])
+    assert first.exit_code == 0, first.output
     damaged = [path for path in checkpoint.rglob("*")
                if path.is_file() and path.parent.name in ("offsets", "commits")]
     assert damaged
@@ -112,3 +125,6 @@ def test_pysparks_json_log_records_go_to_the_log_file_not_stderr(spark, tmp_path
     assert "UNRESOLVED_COLUMN" in message
     assert not RAW_LOG_LINES[1].search(capfd.readouterr().err)
     assert "DataFrameQueryContextLogger" in log.read_text()
+    # the session records no Python call sites (session.py): the context names no Python file
+    call_site = caught.value.getQueryContext()[0].callSite()
+    assert ".py:" not in call_site, call_site
