@@ -6,8 +6,10 @@ editable install and has no PYTHONPATH; checked below): the run succeeds only be
 ships asaql as a zip (asaql/spark/shipping.py). Without the zip the same run fails with
 `ModuleNotFoundError: No module named 'asaql.runtime'` (tried by hand when this was written).
 
-Every `asaql` is its own process (a second SparkContext in the test process would clash with
-the session fixture); the samples' commands are those of the README.
+Every `asaql` on the cluster is its own process (a second SparkContext in the test process
+would clash with the session fixture); the local runs they are compared with go through the same
+CLI on that session (local[2], as `asaql run` without --master), which saves a JVM start each.
+The samples' commands are those of the README.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from asaql.cli import cli
 from spark_cluster import SPARK_HOME, standalone_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +51,15 @@ def asaql_run(cwd: Path, *args: str, python: str | None = None) -> subprocess.Co
     result = subprocess.run([sys.executable, "-m", "asaql.cli", "run", *args], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
+    return result
+
+
+def local_run(cwd: Path, *args: str):
+    """`asaql run …` in this process, on the session-wide local[2] session (the caller asks for
+    the `spark` fixture); its errors file in `cwd`."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    result = CliRunner().invoke(cli, ["run", *args, "--errors", str(cwd / "errors.jsonl")])
+    assert result.exit_code == 0, result.output
     return result
 
 
@@ -78,8 +91,8 @@ IOT_COMMAND = (str(SAMPLES / "iot_devices" / "query.sql"), "--input",
 
 
 @pytest.fixture(scope="module")
-def iot_local(tmp_path_factory) -> subprocess.CompletedProcess:
-    return asaql_run(tmp_path_factory.mktemp("iot-local"), *IOT_COMMAND)
+def iot_local(spark, tmp_path_factory):
+    return local_run(tmp_path_factory.mktemp("iot-local"), *IOT_COMMAND)
 
 
 def test_iot_sample_on_the_cluster_gives_the_local_rows(cluster, iot_local, tmp_path):
@@ -116,15 +129,19 @@ def test_spark_submit_of_the_cli_on_the_cluster_gives_the_local_rows(cluster, io
     assert ran_on(cluster, before)  # it ran there, not on local[2]
 
 
-def test_toll_sample_on_the_cluster_gives_the_local_rows(cluster, tmp_path):
+def test_toll_sample_on_the_cluster_gives_the_local_rows(spark, cluster, tmp_path):
     toll = SAMPLES / "toll_app"
-    command = (str(toll / "query.sql"),
-               "--input", f"EntryStream={toll / 'inputs' / 'EntryStream.jsonl'}",
-               "--input", f"ExitStream={toll / 'inputs' / 'ExitStream.jsonl'}",
-               "--reference", f"Registration={toll / 'reference' / 'Registration.csv'}",
-               *(f"--output={name}={name}.jsonl" for name in TOLL_OUTPUTS))
-    asaql_run(tmp_path / "local", *command)
-    asaql_run(tmp_path / "cluster", *command, "--master", cluster.master,
+
+    def command(outputs: str) -> tuple[str, ...]:  # outputs: a folder for them, or "" (cwd)
+        return (str(toll / "query.sql"),
+                "--input", f"EntryStream={toll / 'inputs' / 'EntryStream.jsonl'}",
+                "--input", f"ExitStream={toll / 'inputs' / 'ExitStream.jsonl'}",
+                "--reference", f"Registration={toll / 'reference' / 'Registration.csv'}",
+                *(f"--output={name}={os.path.join(outputs, name + '.jsonl')}"
+                  for name in TOLL_OUTPUTS))
+
+    local_run(tmp_path / "local", *command(str(tmp_path / "local")))
+    asaql_run(tmp_path / "cluster", *command(""), "--master", cluster.master,
               python=cluster.executor_python)
     for name in TOLL_OUTPUTS:
         local = rows((tmp_path / "local" / f"{name}.jsonl").read_text())

@@ -20,9 +20,12 @@ import threading
 import time
 
 import pytest
+from click.testing import CliRunner
 from kafka_broker import read_jsonl, running_broker, stop
 from test_follow import wait_for_rows
 from test_kafka_input import run_cli
+
+from asaql.cli import cli
 
 SECRET = "s3cr3t-Key-0f-the-hub="
 
@@ -151,7 +154,7 @@ def _produce_every(broker, topic: str, partition: int, seconds: float, stop: thr
         sent.append(moment)
 
 
-def test_windows_close_under_follow_while_one_partition_is_silent(tmp_path):
+def test_windows_close_under_follow_while_one_partition_is_silent(spark, tmp_path):
     """Partition 1 sends one record and falls silent; partition 0 goes on. The combined
     watermark does not wait for partition 1: windows after its last record close by the
     arrival clock. Then partition 0 stops too, and the tick records close its last window.
@@ -193,21 +196,22 @@ def test_windows_close_under_follow_while_one_partition_is_silent(tmp_path):
             assert sum(row["n"] for row in rows) == total
             assert {_ms(row["windowEnd"]) - 2000: row["n"] for row in rows}[window] == in_it
 
-            # a later run on the same checkpoint goes on after what the stopped one read
+            # a later run on the same checkpoint goes on after what the stopped one read (the
+            # same command, on the shared session: it needs no process of its own)
             moment = int(time.time() * 1000)
             broker.produce("quiet", [{"n": i} for i in range(3)], partition_of=lambda r: 1,
                            timestamp_of=lambda r: moment)
-            process = _asaql(tmp_path, "run", "q.sql", "--input", broker.uri("quiet"),
-                             "--output", f"out={out}", "--late", "1s", "--checkpoint",
-                             str(tmp_path / "ck"))
-            _, stderr = process.communicate(timeout=180)
+            later = CliRunner().invoke(cli, [
+                "run", str(tmp_path / "q.sql"), "--input", broker.uri("quiet"), "--output",
+                f"out={out}", "--late", "1s", "--checkpoint", str(tmp_path / "ck"),
+                "--errors", str(tmp_path / "asaql-errors.jsonl")])
         finally:
             stop.set()
             producer.join(10)
             if process.poll() is None:
                 os.kill(process.pid, signal.SIGKILL)
-    assert process.returncode == 0, stderr
-    assert "asaql: 3 input events, " in stderr
+    assert later.exit_code == 0, later.output
+    assert "asaql: 3 input events, " in later.stderr
     assert sum(row["n"] for row in read_jsonl(out)) == total + 3
 
 
