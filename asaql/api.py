@@ -100,7 +100,7 @@ class Query:
         from asaql.spark.embed import output_frames
         from asaql.spark.kafka_input import KafkaRead
 
-        compiled = self._with_functions(functions)
+        compiled, _ = _with_functions(self.compiled, functions)
 
         position = start_position(start)
         given = {alias: KafkaRead(self._topic(value, kafka_config, kafka_settings), position,
@@ -123,17 +123,9 @@ class Query:
         (batch id 0). `functions`: as for `to_dataframes`. → the streaming queries started."""
         from asaql.spark.embed import start_outputs
 
-        return start_outputs(self._with_functions(functions), spark, dict(inputs), outputs, str(checkpoint),
-                             trigger, arrival, partition, order, references or {})
-
-    def _with_functions(self, functions) -> CompiledQuery:
-        """The compiled query with the job's JavaScript functions in its plan (each call
-        made here carries its own: two queries never share them)."""
-        from asaql.compiler.job_functions import require_functions
-
-        job_functions = _functions(functions)
-        require_functions(self.compiled, job_functions)
-        return self.compiled.with_functions(job_functions)
+        compiled, _ = _with_functions(self.compiled, functions)
+        return start_outputs(compiled, spark, dict(inputs), outputs, str(checkpoint), trigger,
+                             arrival, partition, order, references or {})
 
     @staticmethod
     def _topic(value, config: str | None, settings: dict | None) -> KafkaTopic:
@@ -208,6 +200,17 @@ def _functions(functions) -> dict:
     return read_functions(str(functions))
 
 
+def _with_functions(compiled: CompiledQuery, functions) -> tuple[CompiledQuery, dict]:
+    """The query with the job's JavaScript functions in its plan (each call made here carries
+    its own: two queries never share them), and those functions; a function the query calls
+    and `functions` lacks is refused here."""
+    from asaql.compiler.job_functions import require_functions
+
+    job_functions = _functions(functions)
+    require_functions(compiled, job_functions)
+    return compiled.with_functions(job_functions), job_functions
+
+
 def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
                 references: dict[str, str], functions=None) -> dict[str, str]:
     """Spark's plan of each streaming query `asaql run` would start over these files."""
@@ -218,9 +221,6 @@ def spark_plans(compiled: CompiledQuery, spark, inputs: dict[str, str],
     if missing:
         raise ConfigurationError(f"no file given for reference data '{missing[0]}': use "
                                  f"--reference {missing[0]}=PATH")
-    from asaql.compiler.job_functions import require_functions
-
-    job_functions = _functions(functions)
-    require_functions(compiled, job_functions)
-    return plans(compiled.with_functions(job_functions), RunOptions(inputs=inputs, outputs={}, references=references,
+    compiled, job_functions = _with_functions(compiled, functions)
+    return plans(compiled, RunOptions(inputs=inputs, outputs={}, references=references,
                                       functions=job_functions), spark)
