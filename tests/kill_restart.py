@@ -214,7 +214,8 @@ def record_accounting(log: str) -> tuple[int, int, int, int]:
 
 def read_outputs(out: Path, outputs: dict[str, str] = OUTPUTS) -> dict[str, Counter]:
     """Each output's rows (and the errors file's) as a multiset of lines: JSON lines, CSV lines
-    (the header too: once), a Parquet file's or a JSON array's rows as JSON."""
+    (a `.csv` file's header too: once; a folder's CSV rows each with its part's header), a
+    Parquet file's or a JSON array's rows as JSON."""
     found = {}
     for alias, name in {**outputs, "errors": ERRORS}.items():
         path = out / name
@@ -235,13 +236,19 @@ def read_outputs(out: Path, outputs: dict[str, str] = OUTPUTS) -> dict[str, Coun
 
 
 def _part_lines(part: Path) -> list[str]:
-    """A folder's part file: JSON lines, CSV lines (each part's header too), or Parquet rows
-    as JSON."""
+    """A folder's part file: JSON lines, CSV rows (each part starts with the header, once:
+    checked, not counted, as how many parts a replay's rows fall into is not an output), or
+    Parquet rows as JSON."""
     if part.suffix == ".parquet":
         import pyarrow.parquet as pq
 
         return [json.dumps(row, default=str) for row in pq.read_table(part).to_pylist()]
-    return part.read_text(encoding="utf-8").splitlines()
+    lines = part.read_text(encoding="utf-8").splitlines()
+    if part.suffix == ".csv":
+        header, *rows = lines
+        assert header and header not in rows, f"{part}: no header first, or it is repeated"
+        return [f"{header} | {row}" for row in rows]
+    return lines
 
 
 def compare(expected: dict[str, Counter], got: dict[str, Counter]) -> dict[str, tuple]:
@@ -249,3 +256,14 @@ def compare(expected: dict[str, Counter], got: dict[str, Counter]) -> dict[str, 
     return {alias: (sum(rows.values()), sum((rows - got[alias]).values()),
                     sum((got[alias] - rows).values()))
             for alias, rows in expected.items()}
+
+
+def differing_lines(expected: dict[str, Counter], got: dict[str, Counter],
+                    limit: int = 5) -> dict[str, dict[str, list[str]]]:
+    """Per output that differs: a few of its lost and its duplicated lines (for a message)."""
+    found = {}
+    for alias, rows in expected.items():
+        lost, extra = rows - got[alias], got[alias] - rows
+        if lost or extra:
+            found[alias] = {"lost": sorted(lost)[:limit], "duplicated": sorted(extra)[:limit]}
+    return found

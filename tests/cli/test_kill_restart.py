@@ -21,8 +21,8 @@ import pytest
 from asaql.compiler.pipeline import compile_query
 from asaql.run.runner import RunOptions, run
 from kill_restart import (COMMITTED, ERRORS, OUTPUTS, QUERY, STEADY, WRITTEN, compare,
-                          input_lines, read_outputs, record_accounting, run_arguments,
-                          run_with_kills, write_inputs)
+                          differing_lines, input_lines, read_outputs, record_accounting,
+                          run_arguments, run_with_kills, write_inputs)
 
 # CSV and Parquet outputs, files (asaql/outputs/formats.py) and folders: a pass-through and windows
 FORMAT_QUERY = """
@@ -74,10 +74,12 @@ def test_kill_9_and_restart_gives_the_uninterrupted_output(uninterrupted, tmp_pa
         out, (WRITTEN, COMMITTED), random.Random(SEED), tmp_path, ALL_OUTPUTS, ALL_STEADY)
     replay = f"seed {SEED} (ASAQL_KILL_SEED={SEED} replays it), {killed.kills} kills"
     assert killed.kills == 2, f"{replay}: the run finished before a kill\n{killed.log}"
-    differences = {alias: counts for alias, counts in compare(
-        expected, read_outputs(out, ALL_OUTPUTS)).items() if counts[1] or counts[2]}
+    got = read_outputs(out, ALL_OUTPUTS)
+    differences = {alias: counts for alias, counts in compare(expected, got).items()
+                   if counts[1] or counts[2]}
     assert not differences, (f"{replay}: (expected, lost, duplicated) per output "
-                             f"{differences}\n{killed.log[-3000:]}")
+                             f"{differences}; lines {differing_lines(expected, got)}\n"
+                             f"{killed.log[-3000:]}")
     read, accepted, dropped, malformed = record_accounting(killed.log)  # the last start's
     assert read == accepted + dropped + malformed and read <= counts.read, killed.log[-3000:]
 
