@@ -5,7 +5,8 @@
 Generates the events of benchmarks/policy_throughput.py, then runs, interleaved on one local[2]
 session, batch jobs that force every column: Spark's native JSON reader with the inferred
 schema, and asaql's `read_events` (payload, file, line, arrival time, partition, malformed-record
-reason, raw text, control). Wall time on a machine shared with other Spark jobs moves a lot, so
+reason, raw text, control), with the Python steps' expressions and with the JVM engine
+(`--engine`: records parsed and checked in one pass). Wall time on a machine shared with other Spark jobs moves a lot, so
 each job's executor CPU time is read from Spark's event log (the read path runs in the JVM: no
 Python worker time is missed). Prints every repetition, then the median and spread of each and
 the ratio of the medians.
@@ -31,6 +32,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def session(event_log: Path):
     from pyspark.sql import SparkSession
 
+    from asaql.jvm.engine import engine_jar
+    from asaql.spark.jvm_functions import session_settings
     from asaql.spark.session import SESSION_CONF
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -38,7 +41,8 @@ def session(event_log: Path):
     builder = SparkSession.builder.master("local[2]").appName("asaql-read-path")
     conf = {**SESSION_CONF, "spark.sql.shuffle.partitions": "2",
             "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(event_log),
-            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
+            "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false",
+            **session_settings(engine_jar())}
     for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -94,8 +98,10 @@ def main() -> None:
         schema = infer_payload_schema(spark, str(source))
         runs = {
             "native": lambda: forced(spark.read.schema(schema).json(str(source))),
-            "asaql": lambda: forced(read_events(spark, str(source), schema, str(control),
-                                                batch=True)),
+            "python": lambda: forced(read_events(spark, str(source), schema, str(control),
+                                                 batch=True)),
+            "jvm": lambda: forced(read_events(spark, str(source), schema, str(control),
+                                              batch=True, jvm=True)),
         }
         walls: dict[str, list[float]] = {name: [] for name in runs}
         for name, job in runs.items():  # warm-up: JIT, file listing caches
@@ -121,9 +127,10 @@ def main() -> None:
             print(f"  {name:7s} median CPU {statistics.median(cpus[name]):5.2f} s "
                   f"(min {min(cpus[name]):.2f}, max {max(cpus[name]):.2f}), median wall "
                   f"{statistics.median(walls[name]):5.2f} s")
-        cpu_ratio = statistics.median(cpus["asaql"]) / statistics.median(cpus["native"])
-        wall_ratio = statistics.median(walls["asaql"]) / statistics.median(walls["native"])
-        print(f"  asaql / native: CPU {cpu_ratio:.2f}×, wall {wall_ratio:.2f}×")
+        for name in ("python", "jvm"):
+            cpu_ratio = statistics.median(cpus[name]) / statistics.median(cpus["native"])
+            wall_ratio = statistics.median(walls[name]) / statistics.median(walls["native"])
+            print(f"  asaql ({name} engine) / native: CPU {cpu_ratio:.2f}×, wall {wall_ratio:.2f}×")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -84,11 +84,14 @@ Examples:
 @click.option("--functions", "functions_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="With --spark: the JavaScript UDFs and UDAs (a project's Functions/ by "
                    "default).")
+@click.option("--engine", type=click.Choice(["jvm", "python"]), default="jvm", show_default=True,
+              help="As `asaql run --engine`: who would read the records.")
 def explain(query, late, ooo, early, action, job_config, references, output_format, with_spark,
-            inputs, functions_dir) -> None:
+            inputs, functions_dir, engine) -> None:
     """Print the logical plan of QUERY (or of a VS Code ASA project folder's query, with its
     JobConfig.json), event-ordering policy included."""
-    from asaql.plan.explain import explain_plan, plan_json
+    from asaql.jvm.engine import engine_problem_without_spark
+    from asaql.plan.explain import JVM_READER, explain_plan, plan_json
 
     project = read_project(query) if is_project(query) else None
     if project is not None:  # a VS Code ASA project: its query, job configuration, references
@@ -99,13 +102,15 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
     compiled = compile_file(query, policy, tuple(reference_paths))
     spark_plans = _spark_plans(compiled, inputs, reference_paths,
                                job_functions(functions_dir, project)) if with_spark else None
+    problem = engine_problem_without_spark(engine)
+    reader = JVM_READER if problem is None else f"python steps: {problem}"
     if output_format == "json":
-        data = plan_json(compiled.plan)
+        data = plan_json(compiled.plan, reader)
         if spark_plans is not None:
             data["spark"] = spark_plans
         click.echo(json.dumps(data, indent=2))
         return
-    click.echo(explain_plan(compiled.plan))
+    click.echo(explain_plan(compiled.plan, reader))
     for name, text in (spark_plans or {}).items():
         click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
 

@@ -76,6 +76,10 @@ Example:
 @click.option("--step", type=click.Choice(["native", "general"]), default=None,
               help="The stateful step of a new checkpoint: native (Spark operators, where it "
                    "covers the query) or general (Python). Default: " + DEFAULT_STEP + ".")
+@click.option("--engine", type=click.Choice(["jvm", "python"]), default="jvm", show_default=True,
+              help="Who parses and checks the input records: the JVM engine (its jar is built "
+                   "from asaql's Scala sources at first use) or the Python steps' Spark "
+                   "expressions. The same rows either way.")
 @click.option("--functions", "functions_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="The job's JavaScript UDFs and UDAs: a folder of NAME.js and NAME.js.json "
                    "(a project's Functions/ by default).")
@@ -84,7 +88,7 @@ Example:
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
         output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
         checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
-        references, local, step, functions_dir,
+        references, local, step, engine, functions_dir,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -138,7 +142,7 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
                          max_events_per_trigger=max_events_per_trigger,
                          output_formats=given.output_formats,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
-                         step=step or DEFAULT_STEP,
+                         step=step or DEFAULT_STEP, engine=engine,
                          functions=job_functions(functions_dir, project))
     check_options(compiled, options)
     if missing:

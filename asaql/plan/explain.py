@@ -14,6 +14,8 @@ from asaql.plan.policy import format_duration
 from asaql.plan.printer import expression_text, window_text
 from asaql.plan.step_path import step_paths
 
+JVM_READER = "jvm engine"  # the marker of an input whose records the JVM engine reads
+
 _WATERMARKS = {
     "combined": "the combined watermark (minimum over partitions)",
     "partition": "the watermark of each partition",
@@ -21,10 +23,12 @@ _WATERMARKS = {
 }
 
 
-def explain_plan(plan: Plan) -> str:
+def explain_plan(plan: Plan, reader: str | None = None) -> str:
+    """`reader`: who reads each input's records (the engine the run would take), shown on
+    every ReadInput."""
     lines: list[str] = []
     shared = shared_operators(plan)
-    paths = step_paths(plan)
+    paths = _with_readers(plan, step_paths(plan), reader)
     for write in plan.outputs:
         _explain(write, 0, lines, shared, paths)
     return "\n".join(lines)
@@ -46,12 +50,26 @@ def shared_operators(plan: Plan) -> dict[PlanNode, list[str]]:
     return {node: names for node, names in readers.items() if len(names) > 1}
 
 
-def plan_json(plan: Plan) -> dict:
+def _with_readers(plan: Plan, paths: dict, reader: str | None) -> dict:
+    if reader is None:
+        return paths
+    reads = {node for write in plan.outputs for node in _below(write, ReadInput)}
+    return {**paths, **{node: reader for node in reads}}
+
+
+def _below(node: PlanNode, kind) -> list[PlanNode]:
+    found = [node] if isinstance(node, kind) else []
+    for child in node.children:
+        found.extend(_below(child, kind))
+    return found
+
+
+def plan_json(plan: Plan, reader: str | None = None) -> dict:
     """The plan as data (`asaql explain --format json`): per output, a tree of operators, each
     with its description (the text form's line) and the settings a tool may read: the policy,
     its key and scope, each window and the watermark that closes it."""
     shared = shared_operators(plan)
-    paths = step_paths(plan)
+    paths = _with_readers(plan, step_paths(plan), reader)
     return {"outputs": [_node_json(write, shared, paths) for write in plan.outputs]}
 
 
@@ -59,7 +77,10 @@ def _node_json(node: PlanNode, shared: dict, paths: dict) -> dict:
     out = {"operator": type(node).__name__, "description": _describe(node)}
     if node in shared:
         out["sharedBy"] = shared[node]
-    if node in paths:
+    if isinstance(node, ReadInput) and node in paths:  # who reads its records
+        out["engine"] = "jvm" if paths[node] == JVM_READER else "python"
+        out["reader"] = paths[node]
+    elif node in paths:
         out["step"] = paths[node]
     if isinstance(node, WriteOutput):
         out["output"] = node.output

@@ -52,6 +52,9 @@ class RunOptions:
     # "native": a source's step runs as Spark operators where it can (native_step.py), fixed
     # at a checkpoint's first run; "general": always the Python step (runtime/step.py)
     step: str = DEFAULT_STEP
+    # "jvm": records parsed and checked by the JVM engine (asaql/jvm) where the session has it;
+    # "python": the Python steps' expressions only (the same rows: a comparison, a fallback)
+    engine: str = "jvm"
     # the job's JavaScript functions (`--functions DIR`, a project's Functions/): `udf.name` /
     # `uda.name` (lower case) → asaql.javascript.definitions.JsFunction
     functions: dict = field(default_factory=dict)

@@ -170,12 +170,14 @@ def _topic_events(spark: SparkSession, read: KafkaRead) -> tuple[T.StructType, D
     run` reads them. Its control folder (the end of a finite read) is a new temporary folder."""
     from asaql.spark.control import control_folder, write_end_of_input
     from asaql.spark.io import infer_payload_schema, read_events
+    from asaql.spark.jvm_functions import engine_problem
 
     control = control_folder(tempfile.mkdtemp(prefix="asaql-embed-"))
     if not read.follow:
         write_end_of_input(control, [])
     schema = infer_payload_schema(spark, read)
-    return schema, read_events(spark, read, schema, str(control))
+    return schema, read_events(spark, read, schema, str(control),
+                               jvm=engine_problem(spark) is None)
 
 
 def _partitions(spark: SparkSession, group, read: KafkaRead | None) -> tuple:

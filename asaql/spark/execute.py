@@ -24,6 +24,7 @@ from asaql.spark.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata
 from asaql.spark.io import discover_partitions, infer_payload_schema
+from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
 from asaql.spark.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
@@ -71,6 +72,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     formats = file_formats(options)
     schemas = {alias: infer_payload_schema(spark, path, formats.get(alias))
                for alias, path in inputs.items() if alias in compiled.input_names}
+    if getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and (problem := engine_problem(spark)):
+        print(f"asaql: the JVM engine is not loaded ({problem}): records are read by the Python "
+              "steps", file=sys.stderr, flush=True)
     tickers: list = []
     relays: list = []  # Spark Connect: the readers of the server's reports (relay.py)
     stop = threading.Event()
@@ -262,6 +266,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     folder = os.path.join(checkpoint, f"source-{index}")
     declared = file_formats(options)
     formats = tuple(declared.get(alias) for alias in group_inputs(group))
+    jvm = getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and engine_problem(spark) is None
     paths, controls = [], []
     for number, alias in enumerate(group_inputs(group)):
         path = inputs[alias]
@@ -279,7 +284,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             spark, group, tuple(paths),
             (schemas[group.input_alias], schemas[group.right_alias]),
             tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
-            references, counting, formats=formats)
+            references, counting, formats=formats, jvm=jvm)
     else:
         alias, path = group.input_alias, paths[0]
         partitions = discover_partitions(spark, path, formats[0]) \
@@ -287,7 +292,8 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
-                              native_folder=_native_folder(folder, options), fmt=formats[0])
+                              native_folder=_native_folder(folder, options), fmt=formats[0],
+                              jvm=jvm)
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)

@@ -30,6 +30,7 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.declared_schema import conform, declared_struct
+from asaql.spark.jvm_functions import json_record
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -178,7 +179,7 @@ def read_events(
     spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
-    fmt: InputFormat | None = None,
+    fmt: InputFormat | None = None, jvm: bool = False,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -189,15 +190,16 @@ def read_events(
     topic (`path` a KafkaRead) is read by asaql's Kafka source, its control records included.
     `batch`: the JSON-lines files there now, as a batch DataFrame (a stage of the embedding API
     over batch inputs). `declared`: the input's CREATE TABLE columns (declared_schema.py).
-    `fmt`: the input's declared format (--input-format), else its files' extension.
+    `fmt`: the input's declared format (--input-format), else its files' extension. `jvm`:
+    records parsed and checked by the JVM engine (_parse_records).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
-                              metadata=True, carried=path.carried, declared=declared)
+                              metadata=True, carried=path.carried, declared=declared, jvm=jvm)
     fmt = _format_of(path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
-        return _parse_records(lines, schema, json_options or {}, declared=declared)
+        return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm)
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
     if max_files_per_trigger and not batch:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
@@ -207,7 +209,7 @@ def read_events(
     places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = split_lines(files.select("value", "_metadata"))
-    return _parse_records(lines, schema, json_options or {}, declared=declared)
+    return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm)
 
 
 def _format_of(path: str, declared: InputFormat | None) -> InputFormat:
@@ -223,17 +225,28 @@ def _glob_escape(name: str) -> str:
 
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                    metadata: bool = False, carried: tuple[str, ...] = (),
-                   declared: tuple[tuple[str, str], ...] = ()) -> DataFrame:
+                   declared: tuple[tuple[str, str], ...] = (), jvm: bool = False) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
-    the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN."""
+    the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN.
+    `jvm`: the JVM engine parses each record and runs the record checks on the same pass
+    (jvm_functions.json_record): a record it vouches for ("clean") skips the checks below,
+    the others take them as before, so the reasons and rows are the same either way."""
     lines = array_elements(lines)
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
-    parsed = lines.select(
-        "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"))
+    if jvm:
+        checked = json_record(F.col("_asaql_text"), with_corrupt, options, MAX_DEPTH)
+        parsed = lines.select("*", checked.alias("_asaql_checked")).select(
+            "*", F.col("_asaql_checked.record").alias("_asaql_rec"),
+            F.coalesce(F.col("_asaql_checked.clean"), F.lit(False)).alias("_asaql_clean"))
+    else:
+        parsed = lines.select(
+            "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
+            F.lit(False).alias("_asaql_clean"))
     text = F.col("_asaql_text")
+    clean = F.col("_asaql_clean")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     names = {f.name for f in parsed_fields}
     arrival, arrival_error = _arrival_time(names)
@@ -245,8 +258,9 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         "*",
         (F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/")
          & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")).alias("_asaql_is_control"),
-        F.when(~corrupt, object_keys(text)).alias("_asaql_keys"),
-        (F.lit(None).cast("int") if filled is None else filled).alias("_asaql_filled"),
+        F.when(~clean & ~corrupt, object_keys(text)).alias("_asaql_keys"),
+        (F.lit(None).cast("int") if filled is None else F.when(~clean, filled))
+        .alias("_asaql_filled"),
         arrival.alias("_asaql_arrival"), partition.alias("_asaql_partition_id"))
     arrival_error = arrival_error(F.col("_asaql_arrival"))
     partition_error = partition_error(F.col("_asaql_partition_id"))
@@ -271,9 +285,10 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
 
     def reason(deferred: Column | None = None) -> Column:
         return F.when(~is_control, F.coalesce(
-            *problem, F.col(ARRAY_PROBLEM), shape_problem(text, deferred),
-            parse_problem(text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
-                          None if filled is None else F.col("_asaql_filled"), deferred),
+            *problem, F.col(ARRAY_PROBLEM), F.when(~clean, shape_problem(text, deferred)),
+            F.when(~clean, parse_problem(
+                text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
+                None if filled is None else F.col("_asaql_filled"), deferred)),
             arrival_error, partition_error, misfit))
     payload = [(conformed[f.name.lower()] if f.name.lower() in conformed
                 else read[f.name.lower()][0]).alias(f.name)

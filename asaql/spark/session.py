@@ -9,7 +9,9 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from asaql.jvm.engine import engine_jar
 from asaql.spark.failures import launch_reason, route_python_logs
+from asaql.spark.jvm_functions import session_settings
 from asaql.spark.shipping import ship_to_executors
 
 SESSION_CONF = {
@@ -65,6 +67,9 @@ def build_session(master: str | None = None, spark_log: str | None = None,
     if master or not (submitted or SparkSession.getActiveSession()):
         builder = builder.master(master or "local[2]")
     settings = {**SESSION_CONF, **({} if submitted else _parallelism(master or "local[2]"))}
+    # the JVM engine's jar and functions (asaql/jvm/engine.py): built at first use; a run whose
+    # jar cannot be built says so and reads with the Python steps (jvm_functions.py)
+    settings.update(session_settings(engine_jar()))
     for key, value in settings.items():
         builder = builder.config(key, value)
     if spark_log is not None:

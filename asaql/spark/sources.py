@@ -37,14 +37,15 @@ def stage_schema(columns: T.StructType) -> T.StructType:
 
 def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None,
-                fmt: InputFormat | None = None) -> DataFrame:
+                fmt: InputFormat | None = None, jvm: bool = False) -> DataFrame:
     """The events of an input, or the rows of a stage (with their time and watermark lines:
-    each file is one micro-batch of its writer). `fmt`: the input's declared format."""
+    each file is one micro-batch of its writer). `fmt`: the input's declared format; `jvm`:
+    records parsed and checked by the JVM engine (io.read_events)."""
     if isinstance(source, ReadStage):
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
-                           STAGE_JSON)
+                           STAGE_JSON, jvm=jvm)
     return read_events(spark, path, schema, control, max_files_per_trigger,
-                       declared=declared_of(source), fmt=fmt)
+                       declared=declared_of(source), fmt=fmt, jvm=jvm)
 
 
 def declared_of(source: PlanNode) -> tuple[tuple[str, str], ...]:

@@ -23,6 +23,8 @@ FILES = ("asaql.inputs", "asaql.outputs", "asaql.run.locations", "asaql.run.chec
 FORBIDDEN = {
     "asaql.errors": ("asaql.",),
     "asaql.core": ("asaql.",),
+    # the JVM engine's jar and entry points: loaded on its own by the wheel's build hook
+    "asaql.jvm": ("asaql.",),
     "asaql.syntax": ("asaql.analysis", "asaql.plan", "asaql.spark", "asaql.runtime", *APP),
     "asaql.analysis": ("asaql.plan", "asaql.spark", "asaql.runtime", *APP),
     "asaql.plan": ("asaql.spark", "asaql.runtime", *APP),

@@ -59,7 +59,7 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
                 max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
                 buckets: int, counted: tuple[bool, bool] = (True, True),
                 events: tuple | None = None,
-                formats: tuple = (None, None)) -> tuple[DataFrame, dict]:
+                formats: tuple = (None, None), jvm: bool = False) -> tuple[DataFrame, dict]:
     """→ (the step's output stream: left events with their partners as JSON, malformed records,
     counts; the right alias → (the partners parsed, the right input's schema)). `counted`: whose
     events the step counts as input (not a stage's, nor an input another query counts);
@@ -71,7 +71,7 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
     for path, schema, control, source, side, fmt in zip(
             paths, schemas, controls, (group.node.input, group.node.right), given, formats):
         side = side if side is not None else \
-            read_source(spark, source, path, schema, control, max_files_per_trigger, fmt)
+            read_source(spark, source, path, schema, control, max_files_per_trigger, fmt, jvm)
         scope = Scope(declared_struct(schema, declared_of(source)), frame=side)
         sides.append((scope, stamp_events(side, source, scope)))
     (left_scope, left), (right_scope, right) = sides

@@ -118,17 +118,17 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
                 typed: bool = False, native_folder: str | None = None,
-                fmt: InputFormat | None = None) -> LoweredGroup:
+                fmt: InputFormat | None = None, jvm: bool = False) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
     output line is a struct of typed columns instead of its JSON text (the embedding API).
     `native_folder`: where the native step keeps its state, when the step can take that path
     (native_step.py); otherwise the general step runs. `fmt`: the input's declared format
-    (--input-format), else its files' extension."""
+    (--input-format), else its files' extension. `jvm`: the JVM engine reads the records."""
     references = references or {}
     if events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger,
-                             fmt)
+                             fmt, jvm)
     schema = declared_struct(schema, declared_of(group.source))
     scope = Scope(schema, frame=events)
     scope.references = references
@@ -249,13 +249,14 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, st
                      max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
                      buckets: int, references: dict | None = None,
                      counted: tuple[bool, bool] = (True, True), events: tuple | None = None,
-                     typed: bool = False, formats: tuple = (None, None)) -> LoweredGroup:
+                     typed: bool = False, formats: tuple = (None, None),
+                     jvm: bool = False) -> LoweredGroup:
     """A JOIN of two streams: one step over both inputs (asaql/spark/operators/joins.py), then each
     statement's lines from the left events and their partners. `formats`: each input's declared
-    format (None: its files' extension)."""
+    format (None: its files' extension); `jvm`: the JVM engine reads the records."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
                                    max_files_per_trigger, partitions, buckets, counted, events,
-                                   formats)
+                                   formats, jvm)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
                                                  partners=partners, typed=typed))
                                  for w in group.writes])

@@ -1,0 +1,61 @@
+"""The JVM engine inside a SparkSession: the settings that load its jar into a session asaql
+builds, whether a session has its functions, and the columns that call them (by name, with
+`call_function`: the same plan for a classic session and a Spark Connect one). The jar itself
+and the entry points' names: asaql/jvm/engine.py."""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.jvm.engine import ENGINE_VERSION, EXTENSIONS, FUNCTIONS, JSON_RECORD, EngineJar, engine_jar
+
+ENGINES = ("jvm", "python")
+DEFAULT_ENGINE = "jvm"
+
+
+def session_settings(jar: EngineJar) -> dict[str, str]:
+    """What a new session needs to load the engine: its jar (driver and executors: Spark ships
+    `spark.jars` to a cluster's executors) and the extension that registers its functions."""
+    if jar.path is None:
+        return {}
+    return {"spark.jars": str(jar.path), "spark.sql.extensions": EXTENSIONS}
+
+
+def engine_problem(spark: SparkSession) -> str | None:
+    """None when the session can call the engine's functions; else why not, in one line. A
+    classic session started without the extension but with the jar on its classpath (a
+    spark-submit with --jars) gets them registered now."""
+    if _has_functions(spark):
+        return None
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is not None:
+        try:
+            functions = getattr(jvm, FUNCTIONS.rsplit(".", 1)[0]).Functions
+            if functions.version() == ENGINE_VERSION:
+                functions.register(spark._jsparkSession)
+                if _has_functions(spark):
+                    return None
+        except Exception:  # the class is not on this JVM's classpath
+            pass
+    problem = engine_jar(build=False).problem
+    where = "the Spark Connect server was started without it" if jvm is None else \
+        "the session was started without its jar"
+    return f"{where}" + (f"; {problem}" if problem else "")
+
+
+def _has_functions(spark: SparkSession) -> bool:
+    try:
+        return bool(spark.catalog.functionExists(JSON_RECORD))
+    except Exception:
+        return False
+
+
+def json_record(text: Column, schema: T.StructType, options: dict, max_depth: int) -> Column:
+    """`struct<record, clean>`: the record as `from_json(text, schema, options)` gives it, and
+    whether the record checks can find nothing wrong with it (JsonRecord.scala)."""
+    return F.call_function(JSON_RECORD, text, F.lit(schema.json()), F.lit(json.dumps(options)),
+                           F.lit(max_depth))

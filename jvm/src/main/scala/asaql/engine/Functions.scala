@@ -1,0 +1,62 @@
+package asaql.engine
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
+import org.apache.spark.sql.catalyst.FunctionIdentifier
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.internal.SQLConf
+import org.apache.spark.sql.types.{DataType, StructType}
+
+/** The SQL functions the JVM engine gives asaql, by name: registered in a session by the
+  * extension (`spark.sql.extensions=asaql.engine.Extensions`, which also serves a Spark Connect
+  * server started with the jar) or, in a running session whose classpath has the jar, by
+  * `Functions.register`. Python calls them with `call_function`, so classic and Connect
+  * sessions build the same plans. */
+object Functions {
+  /** The engine's version: the Python side checks it against the jar it expects. */
+  val Version = "1"
+
+  private type Builder = Seq[Expression] => Expression
+
+  val all: Seq[(FunctionIdentifier, ExpressionInfo, Builder)] = Seq(
+    (FunctionIdentifier(JsonRecord.Name),
+      new ExpressionInfo(classOf[JsonRecord].getName, JsonRecord.Name),
+      jsonRecord _))
+
+  /** asaql_json_record(text, schema_json, options_json, max_depth) */
+  private def jsonRecord(args: Seq[Expression]): Expression = {
+    require(args.length == 4, s"${JsonRecord.Name} takes 4 arguments")
+    val schema = DataType.fromJson(literal(args(1))).asInstanceOf[StructType]
+    val options = jsonMap(literal(args(2)))
+    JsonRecord(args.head, schema, options, SQLConf.get.sessionLocalTimeZone,
+      literal(args(3)).toInt)
+  }
+
+  private def literal(argument: Expression): String = {
+    require(argument.foldable, "asaql's engine functions take literal settings")
+    String.valueOf(argument.eval())
+  }
+
+  private def jsonMap(text: String): Map[String, String] = {
+    val node = new ObjectMapper().readTree(text)
+    val entries = Map.newBuilder[String, String]
+    node.fields().forEachRemaining(e => entries += e.getKey -> e.getValue.asText())
+    entries.result()
+  }
+
+  /** Registers the functions in a session that was started without the extension. */
+  def register(session: SparkSession): Unit = {
+    val registry = session.asInstanceOf[org.apache.spark.sql.classic.SparkSession]
+      .sessionState.functionRegistry
+    all.foreach { case (name, info, builder) => registry.registerFunction(name, info, builder) }
+  }
+
+  def version(): String = Version
+}
+
+/** `spark.sql.extensions=asaql.engine.Extensions` */
+class Extensions extends (SparkSessionExtensions => Unit) {
+  override def apply(extensions: SparkSessionExtensions): Unit =
+    Functions.all.foreach(extensions.injectFunction)
+}

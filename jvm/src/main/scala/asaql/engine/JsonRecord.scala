@@ -1,0 +1,94 @@
+package asaql.engine
+
+import com.fasterxml.jackson.core.JsonFactory
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.json.{CreateJacksonParser, JacksonParser, JSONOptions}
+import org.apache.spark.sql.catalyst.util.{FailureSafeParser, PermissiveMode}
+import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, MapType, StructField, StructType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** A JSON-lines record parsed once, with the record checks on the same pass:
+  * `struct<record: schema, clean: boolean>`.
+  *
+  * `record` is exactly what `from_json(text, schema, options)` gives in PERMISSIVE mode (the
+  * same Spark parser, options and corrupt-record column). `clean` vouches that none of asaql's
+  * record checks (asaql/spark/records.py) can find a reason: the text starts with '{' and ends
+  * with '}', holds no U+FFFD, parsed without error, nests at most `maxDepth` levels and has no
+  * top-level key twice. A record that is not clean is not necessarily malformed: the exact
+  * checks then decide, so a doubt never changes a result, it only costs their time. */
+case class JsonRecord(
+    child: Expression,
+    schema: StructType,
+    options: Map[String, String],
+    timeZoneId: String,
+    maxDepth: Int) extends UnaryExpression with CodegenFallback {
+
+  private val corruptName = options.getOrElse("columnNameOfCorruptRecord", "_corrupt_record")
+
+  override def dataType: DataType = StructType(Seq(
+    StructField("record", JsonRecord.nullable(schema), nullable = true),
+    StructField("clean", BooleanType, nullable = false)))
+
+  override def nullable: Boolean = true
+
+  @transient private lazy val corruptIndex = schema.fieldIndex(corruptName)
+
+  @transient private lazy val parser = {
+    val parsedOptions = new JSONOptions(options, timeZoneId, corruptName)
+    val parsed = StructType(schema.filterNot(_.name == corruptName))
+    val raw = new JacksonParser(JsonRecord.nullable(parsed), parsedOptions, allowArrayAsStructs = false)
+    val watched = (factory: JsonFactory, text: UTF8String) => {
+      watcher = new RecordWatcher(CreateJacksonParser.utf8String(factory, text))
+      watcher: com.fasterxml.jackson.core.JsonParser
+    }
+    new FailureSafeParser[UTF8String](
+      text => raw.parse(text, watched, identity[UTF8String]), PermissiveMode,
+      JsonRecord.nullable(schema), corruptName)
+  }
+
+  @transient private var watcher: RecordWatcher = _
+
+  override def eval(input: InternalRow): Any = {
+    val text = child.eval(input).asInstanceOf[UTF8String]
+    if (text == null) return null
+    watcher = null
+    val rows = parser.parse(text)
+    val record = if (rows.hasNext) rows.next() else null
+    val clean = record != null && record.isNullAt(corruptIndex) && watcher != null &&
+      watcher.deepest <= maxDepth && watcher.keysDistinct && JsonRecord.plainObjectText(text)
+    InternalRow(record, clean)
+  }
+
+  override protected def withNewChildInternal(newChild: Expression): JsonRecord =
+    copy(child = newChild)
+
+  override def prettyName: String = JsonRecord.Name
+}
+
+object JsonRecord {
+  val Name = "asaql_json_record"
+  private val Replacement = UTF8String.fromString("\uFFFD")
+
+  /** The schema with every level nullable, as `from_json` reads it (Spark's own helper is
+    * private to it). */
+  def nullable(schema: StructType): StructType =
+    StructType(schema.fields.map(f => f.copy(dataType = nullableType(f.dataType), nullable = true)))
+
+  private def nullableType(kind: DataType): DataType = kind match {
+    case s: StructType => nullable(s)
+    case a: ArrayType => ArrayType(nullableType(a.elementType), containsNull = true)
+    case m: MapType => MapType(nullableType(m.keyType), nullableType(m.valueType),
+      valueContainsNull = true)
+    case other => other
+  }
+
+  /** '{' first, '}' last, no U+FFFD (what the text reader makes of bytes that are not UTF-8). */
+  def plainObjectText(text: UTF8String): Boolean = {
+    val size = text.numBytes()
+    size >= 2 && text.getByte(0) == '{' && text.getByte(size - 1) == '}' &&
+      !text.contains(Replacement)
+  }
+}
