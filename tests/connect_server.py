@@ -2,7 +2,8 @@
 
 It listens on a free port of 127.0.0.1 with its own pid and log folder, runs in the foreground
 of a process group of its own (stopped as a group: its Python workers go with it), and has no
-PYTHONPATH: its workers import the asaql the client ships (asaql/spark/connect.py).
+PYTHONPATH: its workers import the asaql the client ships (asaql/spark/connect.py). It is
+started as the README tells a user to, with asaql's JVM engine: its jar and extension.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def running_connect_server(folder: Path) -> Iterator[str]:
     """Starts the server, waits until it accepts connections; → its URL (sc://127.0.0.1:PORT)."""
     import pyspark
 
+    from asaql.jvm.engine import EXTENSIONS, engine_jar
+
+    jar = engine_jar()
+    assert jar.path is not None, jar.problem
     spark_home = os.path.dirname(pyspark.__file__)
     port = free_port()
     env = {**os.environ, "SPARK_HOME": spark_home, "SPARK_PID_DIR": str(folder),
@@ -46,7 +51,8 @@ def running_connect_server(folder: Path) -> Iterator[str]:
                # 2-core machine (its connecting back is a fixed 10 s: asaql tries again)
                "--conf", "spark.python.authenticate.socketTimeout=120s",
                "--conf", f"spark.connect.grpc.binding.port={port}",
-               "--conf", "spark.connect.grpc.binding.address=127.0.0.1"]
+               "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+               "--jars", str(jar.path), "--conf", f"spark.sql.extensions={EXTENSIONS}"]
     log = folder / "server.log"
     with open(log, "wb") as output:
         # its working folder is not the tests': a relative path sent to it would not be found

@@ -1,4 +1,4 @@
-"""The `asaql` command: run, check, explain, test. Thin: each command parses its options and
+"""The `asaql` command: run, check, explain, test, jar. Thin: each command parses its options and
 prints; this group turns asaql's and Spark's errors into clean messages."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import traceback
 import click
 
 from asaql import __version__
+from asaql.cli.engine import jar
 from asaql.cli.inspect import check, explain
 from asaql.cli.options import OneLineError, QueryError, SparkFailed, spark_log_path
 from asaql.cli.run import run
@@ -51,7 +52,7 @@ def cli() -> None:
     """asaql: Azure Stream Analytics queries on Apache Spark Structured Streaming."""
 
 
-for command in (run, check, explain, test):
+for command in (run, check, explain, test, jar):
     cli.add_command(command)
 
 

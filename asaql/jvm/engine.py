@@ -108,7 +108,10 @@ def engine_jar(build: bool = True) -> EngineJar:
         return EngineJar(cached)
     if not build:
         return EngineJar(None, "not built yet (it is built at the first run)")
-    problem = build_jar(cached, files, jars)
+    try:
+        problem = build_jar(cached, files, jars)
+    except OSError as error:  # a cache that cannot be written (a read-only home)
+        problem = f"cannot build it in {cache_dir()}: {error.strerror or error}"
     return EngineJar(None, problem) if problem else EngineJar(cached)
 
 

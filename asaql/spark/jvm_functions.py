@@ -20,9 +20,12 @@ DEFAULT_ENGINE = "jvm"
 def session_settings(jar: EngineJar) -> dict[str, str]:
     """What a new session needs to load the engine: its jar (driver and executors: Spark ships
     `spark.jars` to a cluster's executors) and the extension that registers its functions."""
-    if jar.path is None:
-        return {}
+    if jar.path is None:  # why, for the run's one line (engine_problem)
+        return {PROBLEM_CONF: jar.problem or "no jar"}
     return {"spark.jars": str(jar.path), "spark.sql.extensions": EXTENSIONS}
+
+
+PROBLEM_CONF = "spark.asaql.engineProblem"  # why a session asaql built has no engine
 
 
 def engine_problem(spark: SparkSession) -> str | None:
@@ -41,10 +44,17 @@ def engine_problem(spark: SparkSession) -> str | None:
                     return None
         except Exception:  # the class is not on this JVM's classpath
             pass
-    problem = engine_jar(build=False).problem
-    where = "the Spark Connect server was started without it" if jvm is None else \
-        "the session was started without its jar"
-    return f"{where}" + (f"; {problem}" if problem else "")
+    if jvm is None:
+        return "the Spark Connect server was started without its jar and extension"
+    problem = _conf(spark, PROBLEM_CONF) or engine_jar(build=False).problem
+    return "the session was started without its jar" + (f": {problem}" if problem else "")
+
+
+def _conf(spark: SparkSession, key: str) -> str | None:
+    try:
+        return spark.conf.get(key, None)
+    except Exception:
+        return None
 
 
 def _has_functions(spark: SparkSession) -> bool:

@@ -119,13 +119,17 @@ def test_spark_submit_of_the_cli_on_the_cluster_gives_the_local_rows(cluster, io
            "PYSPARK_PYTHON": cluster.executor_python}
     submit = os.path.join(SPARK_HOME, "bin", "spark-submit")
     before = cluster.finished_applications()
-    result = subprocess.run([submit, "--master", cluster.master, str(driver), "run",
+    from asaql.jvm.engine import EXTENSIONS, engine_jar
+
+    engine = ["--jars", str(engine_jar().path), "--conf", f"spark.sql.extensions={EXTENSIONS}"]
+    result = subprocess.run([submit, "--master", cluster.master, *engine, str(driver), "run",
                              *IOT_COMMAND, "--output", "alerts=alerts.jsonl"],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert rows((tmp_path / "alerts.jsonl").read_text()) == rows(iot_local.stdout)
     # spark-submit merges the Python driver's stderr into its stdout, where the summary goes
     assert "asaql: 304 input events" in result.stdout
+    assert "JVM engine is not loaded" not in result.stdout  # `asaql jar --conf`'s options
     assert ran_on(cluster, before)  # it ran there, not on local[2]
 
 

@@ -71,6 +71,8 @@ def test_iot_sample_through_spark_remote_gives_the_local_rows(spark, connect_url
                         "--errors", str(tmp_path / "remote-errors.jsonl")],
                        client_env(SPARK_REMOTE=connect_url), ROOT)
     assert remote.returncode == 0, remote.stderr[-3000:]
+    # the server was started with the JVM engine: the records went through it
+    assert "JVM engine is not loaded" not in remote.stderr, remote.stderr[-3000:]
 
     stdout = io.StringIO()
     query = asaql.compile((IOT / "query.sql").read_text(), late="5s", ooo="2s")

@@ -1,0 +1,29 @@
+"""`asaql jar`: the JVM engine's jar, for the Spark processes asaql does not start itself (a
+Spark Connect server, `spark-submit` of your own driver)."""
+
+from __future__ import annotations
+
+import click
+
+from asaql.cli.options import OneLineError
+
+
+@click.command(epilog="""
+\b
+Examples:
+  asaql jar
+  $SPARK_HOME/sbin/start-connect-server.sh --jars "$(asaql jar)" \\
+      --conf spark.sql.extensions=asaql.engine.Extensions
+""")
+@click.option("--conf", "as_conf", is_flag=True,
+              help="Print the spark-submit options that load it instead of its path.")
+def jar(as_conf: bool) -> None:
+    """Print the path of the JVM engine's jar (built from asaql's Scala sources first if this
+    installation has not built it yet)."""
+    from asaql.jvm.engine import EXTENSIONS, engine_jar
+
+    found = engine_jar()
+    if found.path is None:
+        raise OneLineError(f"the JVM engine's jar could not be built: {found.problem}")
+    click.echo(f"--jars {found.path} --conf spark.sql.extensions={EXTENSIONS}" if as_conf
+               else str(found.path))
