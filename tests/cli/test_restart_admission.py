@@ -6,7 +6,8 @@ and 958105: `offsets/.2.<uuid>.tmp` next to `sources/0/2`) left an entry no micr
 planned; the restart admitted the next file as a new offset and planned micro-batch 2 over both,
 with --max-files-per-trigger 1: one file's events sorted with the next one's by arrival time,
 and windows closed a micro-batch early. The kill here is a real one, after micro-batch 1's
-commit; the entry it would leave, had it landed a moment later, is written as Spark writes it."""
+commit; the entry it would leave, had it landed a moment later, is written as Spark writes it.
+The same with Spark's file source alone, when that entry is a compaction of the log."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from asaql.compiler.pipeline import compile_query
 from asaql.run.runner import RunOptions, run
+from asaql.spark.source_log import forget_unplanned_files
 from kill_restart import ERRORS, PROGRESS_TIMEOUT, run_arguments, write_inputs
 
 QUERY = """
@@ -110,3 +112,47 @@ def _emitted(parts: dict[str, list[str]]) -> dict[int, list[str]]:
         found.setdefault(int(name.split("-")[1]), set()).update(
             json.loads(line)["WindowEnd"][11:19] for line in lines)
     return {batch: sorted(ends) for batch, ends in sorted(found.items())}
+
+
+def test_a_compaction_entry_no_micro_batch_planned_keeps_only_the_planned_files(spark, tmp_path):
+    """Spark's own file source, its log compacted every 3 offsets: the kill left `5.compact`
+    (every entry up to 5) before offsets/5; the restart reads one file per micro-batch."""
+    folder, checkpoint = tmp_path / "in", tmp_path / "checkpoint"
+    folder.mkdir()
+    read: list[tuple[int, list[int]]] = []
+
+    def add(number: int) -> None:
+        path = folder / f"f{number:02d}.txt"
+        path.write_text(f"{number}\n", encoding="utf-8")
+        os.utime(path, (1_600_000_000 + number,) * 2)
+
+    def run_to_the_end() -> None:
+        spark.streams.resetTerminated()
+        (spark.readStream.format("text").option("maxFilesPerTrigger", 1).load(str(folder))
+         .writeStream.foreachBatch(lambda batch, batch_id: read.append(
+             (batch_id, sorted(int(row.value) for row in batch.collect()))))
+         .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+         .start().awaitTermination(PROGRESS_TIMEOUT))
+
+    setting = "spark.sql.streaming.fileSource.log.compactInterval"
+    before = spark.conf.get(setting)
+    spark.conf.set(setting, "3")
+    try:
+        for number in range(5):
+            add(number)
+        run_to_the_end()
+        log = checkpoint / "sources" / "0"
+        assert (log / "2.compact").exists() and not (log / "5.compact").exists()
+        for number in (5, 6):
+            add(number)
+        entries = [line for name in ("2.compact", "3", "4")
+                   for line in (log / name).read_text(encoding="utf-8").splitlines()[1:]]
+        entries.append(json.dumps({"path": (folder / "f05.txt").resolve().as_uri(),
+                                   "timestamp": 1_600_000_005_000, "batchId": 5},
+                                  separators=(",", ":")))
+        (log / "5.compact").write_text("\n".join(["v1", *entries]), encoding="utf-8")
+        forget_unplanned_files(checkpoint)
+        run_to_the_end()
+    finally:
+        spark.conf.set(setting, before)
+    assert read == [(n, [n]) for n in range(7)], read
