@@ -29,6 +29,7 @@ from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.reference import load_reference
 from asaql.spark.shipping import ship_to_executors
+from asaql.spark.source_log import forget_unplanned_files
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
@@ -62,8 +63,10 @@ def start_outputs(compiled, spark: SparkSession, inputs: dict, sinks: dict, chec
         if not stream.isStreaming:
             feed(stream, 0)
             continue
+        folder = os.path.join(checkpoint, f"outputs-{index}")
+        forget_unplanned_files(folder)  # a kill's file admissions no micro-batch planned
         writer = stream.writeStream.foreachBatch(batch_function(spark, feed)) \
-            .option("checkpointLocation", os.path.join(checkpoint, f"outputs-{index}")) \
+            .option("checkpointLocation", folder) \
             .queryName(f"asaql_outputs_{index}_{uuid.uuid4().hex[:8]}")
         start_stream(writer.trigger(**trigger) if trigger else writer)
     return [q for q in spark.streams.active if q.id not in before]

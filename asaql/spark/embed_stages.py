@@ -22,6 +22,7 @@ from asaql.spark.execute import stage_folder
 from asaql.spark.io import read_events
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink
+from asaql.spark.source_log import forget_unplanned_files
 from asaql.spark.sources import STAGE_JSON, stage_schema
 
 
@@ -55,9 +56,11 @@ class EmbeddedStages:
         if not stream.isStreaming:
             writer(stream, 0)
             return
+        folder = os.path.join(self.root, f"source-{index}")
+        forget_unplanned_files(folder)  # a kill's file admissions no micro-batch planned
         self.queries.append(start_stream(
             stream.writeStream.foreachBatch(batch_function(stream.sparkSession, writer))
-            .option("checkpointLocation", os.path.join(self.root, f"source-{index}"))
+            .option("checkpointLocation", folder)
             .queryName(f"asaql_stage_{index}_{uuid.uuid4().hex[:8]}")))
 
     def read(self, spark: SparkSession, name: str) -> tuple[T.StructType, DataFrame]:

@@ -37,6 +37,7 @@ from asaql.spark.relay import ReportReader
 from asaql.spark.session import build_session
 from asaql.spark.shipping import ship_to_executors
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
+from asaql.spark.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"
 # `explain --spark`: the streaming plan ends at the step's input; the native step runs per
@@ -207,6 +208,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     """Starts the group's streaming query; → (the query, its --follow tickers). On Spark
     Connect the writer runs on the server and reports to a reader added to `relays`."""
     folder = os.path.join(checkpoint, f"source-{index}")
+    forget_unplanned_files(folder)  # a kill's file admissions no micro-batch planned
     lowered, controls = _lower(spark, index, group, options, inputs, checkpoint, schemas,
                                buckets, references, counting)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],

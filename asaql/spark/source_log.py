@@ -1,0 +1,96 @@
+"""A streaming query's file sources resume where its offset log says, one file per micro-batch.
+
+Spark's file source logs the files each of its offsets admits (`sources/<n>/<offset>`) before
+the query's offset log (`offsets/<batch>`) names that offset; it restores what it has seen from
+its own log alone. A kill between the two writes leaves an entry no micro-batch planned: on
+restart the source lists the next file as a further offset and the next micro-batch spans both,
+two files with --max-files-per-trigger 1 — their events ordered together by arrival time and
+windows closed a micro-batch early, unlike the uninterrupted run. So before a query starts on
+its checkpoint, entries beyond the planned offset leave its sources' logs: their files are
+admitted again, as they would have been."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+def forget_unplanned_files(query: str | Path) -> list[Path]:
+    """Takes the entries no micro-batch planned out of the file sources' logs of the streaming
+    query checkpointed at `query`; → the log files removed or rewritten."""
+    folder = Path(query)
+    planned = _planned_offsets(folder / "offsets")
+    changed = []
+    for log in sorted((folder / "sources").glob("*")) if (folder / "sources").is_dir() else []:
+        if not log.name.isdigit() or not _lists_files(log):
+            continue
+        offset = planned.get(int(log.name)) if planned is not None else -1
+        if offset is None:  # not a file source's offset (a topic's): its own business
+            continue
+        changed += _forget_after(log, offset)
+    return changed
+
+
+def _lists_files(log: Path) -> bool:
+    """Whether `log` is a file source's: entries of files (a topic's source keeps others)."""
+    for entry in log.iterdir():
+        lines = entry.read_text(encoding="utf-8").splitlines()[1:2] \
+            if entry.name.removesuffix(".compact").isdigit() else []
+        if lines:  # an entry's first record
+            try:
+                return {"path", "batchId"} <= json.loads(lines[0]).keys()
+            except (ValueError, AttributeError):
+                return False
+    return False
+
+
+def _planned_offsets(offsets: Path) -> dict[int, int | None] | None:
+    """Source number → the file source offset the latest micro-batch planned (None when the
+    source's offset is not a file source's); None when no micro-batch was planned yet."""
+    batches = [p for p in offsets.iterdir() if p.name.isdigit()] if offsets.is_dir() else []
+    if not batches:
+        return None
+    latest = max(batches, key=lambda p: int(p.name))
+    lines = latest.read_text(encoding="utf-8").splitlines()[2:]  # version, metadata, sources
+    return {number: _log_offset(line) for number, line in enumerate(lines)}
+
+
+def _log_offset(line: str) -> int | None:
+    if line.strip() == "-":  # the source had no offset yet
+        return -1
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    offset = value.get("logOffset") if isinstance(value, dict) and len(value) == 1 else None
+    return offset if isinstance(offset, int) else None
+
+
+def _forget_after(log: Path, offset: int) -> list[Path]:
+    """Removes the entries after `offset` from a file source's log: a delta file goes; a
+    compaction file (`<n>.compact`, every earlier entry too, whose delta files Spark may have
+    deleted) keeps its entries up to `offset`."""
+    changed = []
+    for entry in sorted(log.iterdir()):
+        number = entry.name.removesuffix(".compact")
+        if not number.isdigit() or int(number) <= offset:
+            continue
+        if entry.name.endswith(".compact"):
+            _keep_up_to(entry, offset)
+        else:
+            entry.unlink()
+        _checksum(entry).unlink(missing_ok=True)  # Hadoop would reject the changed file
+        changed.append(entry)
+    return changed
+
+
+def _keep_up_to(compact: Path, offset: int) -> None:
+    version, *entries = compact.read_text(encoding="utf-8").splitlines()
+    kept = [line for line in entries if line.strip() and json.loads(line)["batchId"] <= offset]
+    temporary = compact.with_name(f".{compact.name}.asaql.tmp")
+    temporary.write_text("\n".join([version, *kept]), encoding="utf-8")
+    os.replace(temporary, compact)
+
+
+def _checksum(entry: Path) -> Path:
+    return entry.with_name(f".{entry.name}.crc")
