@@ -6,7 +6,8 @@
 For each query, the input (benchmarks/policy_throughput.py's: 100 devices over 4 partitions,
 some late, early and out-of-order events) is run by the native Spark query (JSON file source,
 `withWatermark` + `window` where it windows, JSON folder sink, availableNow) and by asaql with
-the general step (Python, runtime/step.py) and with the native step (native_step.py). Each
+the general step (Python, runtime/step.py) and with the native step (native_step.py), the
+latter with its records read by the Python steps' expressions and by the JVM engine. Each
 variant is also run on 10 events, and that time — the Spark query's start, planning, schema
 inference, the end-of-input handling — is subtracted: the figures are query time on the data.
 Ratios are native time / asaql time (1.0: as fast as native Spark).
@@ -88,13 +89,14 @@ def native_query(spark, name: str, source: Path, table: Path, out: Path):
     query.awaitTermination()
 
 
-def asaql_query(spark, name: str, source: Path, table: Path, out: Path, step: str):
+def asaql_query(spark, name: str, source: Path, table: Path, out: Path, step: str,
+                engine: str = "jvm"):
     compiled = compile_query(QUERIES[name], EventOrderingPolicy.from_options("5s", "2s"),
                              ("Devices",) if name == "reference" else ())
     options = RunOptions(inputs={"input": str(source)}, outputs={"output": str(out)},
                          errors_path=f"{out}-errors.jsonl", checkpoint=f"{out}-ck",
                          references={"Devices": str(table)} if name == "reference" else {},
-                         step=step)
+                         step=step, engine=engine)
     return run(compiled, options, spark=spark)
 
 
@@ -151,8 +153,10 @@ def compare(spark, names: list[str], events: int, files: int) -> None:
             variants = {"native Spark": lambda src, out: native_query(spark, name, src, table, out),
                         "asaql general step": lambda src, out: asaql_query(
                             spark, name, src, table, out, "general"),
-                        "asaql native step": lambda src, out: asaql_query(
-                            spark, name, src, table, out, "native")}
+                        "asaql native step, Python reader": lambda src, out: asaql_query(
+                            spark, name, src, table, out, "native", "python"),
+                        "asaql native step, JVM reader": lambda src, out: asaql_query(
+                            spark, name, src, table, out, "native", "jvm")}
             for label, function in variants.items():
                 tag = label.replace(" ", "-")
                 start = timed(function, small, work / f"{name}-{tag}-small")
@@ -161,7 +165,7 @@ def compare(spark, names: list[str], events: int, files: int) -> None:
             base = times["native Spark"][2]
             print(f"{name}:")
             for label, (total, start, net) in times.items():
-                print(f"  {label:20s} total {total:6.2f} s  start {start:5.2f} s  query {net:6.2f} s"
+                print(f"  {label:34s} total {total:6.2f} s  start {start:5.2f} s  query {net:6.2f} s"
                       f"  {events / max(net, 1e-9):10,.0f} ev/s  ratio {base / max(net, 1e-9):5.2f}x")
 
 
