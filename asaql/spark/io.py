@@ -332,6 +332,10 @@ def _partition_id(names: set[str], schema: T.StructType):
     if C.PARTITION_FIELD not in names:
         return F.lit(None).cast("bigint"), lambda value: F.lit(None).cast("string")
     raw = F.col(f"_asaql_rec.{C.PARTITION_FIELD}")
+    kind = next(f.dataType for f in schema.fields if f.name == C.PARTITION_FIELD)
+    if isinstance(kind, (T.StructType, T.ArrayType, T.MapType)):  # never a partition number
+        return F.lit(None).cast("bigint"), lambda value: F.when(raw.isNotNull(), F.concat(
+            F.lit(f"{C.PARTITION_FIELD} '"), F.to_json(raw), F.lit(f"' {NOT_PARTITION}")))
 
     def error(value: Column) -> Column:
         # 1.5 would cast to 1, and 1e30 to NULL: a partition number is a whole number, 0 or more

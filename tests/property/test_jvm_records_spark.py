@@ -108,3 +108,20 @@ def test_random_lines_read_the_same_through_the_engine(spark, tmp_path_factory, 
     if second:
         (folder / "part-1.jsonl").write_text("\n".join(second) + "\n", encoding="utf-8")
     _same_rows_both_ways(spark, folder, work)
+
+
+def test_a_partition_id_that_is_a_list_in_every_record_is_a_reason_not_a_failure(spark, tmp_path):
+    """(found by the random lines above: the cast of a list to a partition number failed the
+    whole query's analysis; schema inference keeps a list there when a nested record's
+    PartitionId is a number)"""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"PartitionId": [1], "n": {"PartitionId": 2}, "v": 1}\n'
+                                    '{"v": 2}\n', encoding="utf-8")
+    _same_rows_both_ways(spark, folder, tmp_path)
+    schema = infer_payload_schema(spark, str(folder))
+    rows = read_events(spark, str(folder), schema, str(tmp_path), batch=True, jvm=True) \
+        .orderBy("v").collect()
+    assert rows[0]["asaql__error"] == \
+        "PartitionId '[1]' is not a partition number (a whole number, 0 or more)"
+    assert rows[1]["asaql__error"] is None and rows[1]["asaql__partition"] == 0

@@ -15,7 +15,7 @@ import org.apache.spark.sql.types.{DataType, StructType}
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "1"
+  val Version = "2"
 
   private type Builder = Seq[Expression] => Expression
 

@@ -1,6 +1,6 @@
 package asaql.engine
 
-import com.fasterxml.jackson.core.JsonFactory
+import com.fasterxml.jackson.core.{JsonFactory, JsonParser}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
@@ -36,13 +36,23 @@ case class JsonRecord(
 
   @transient private lazy val corruptIndex = schema.fieldIndex(corruptName)
 
-  @transient private lazy val parser = {
+  // ASCII text (the common record) is parsed from its bytes; any other by `from_json`'s own
+  // parser over a UTF-8 Reader, which replaces bytes that are not UTF-8 where a byte parser
+  // would refuse them: the same values either way
+  @transient private lazy val byteParser = failureSafe(JsonRecord.bytesParser, hideSource = true)
+  @transient private lazy val readerParser = failureSafe(CreateJacksonParser.utf8String,
+    hideSource = false)
+
+  private def failureSafe(
+      create: (JsonFactory, UTF8String) => JsonParser,
+      hideSource: Boolean): FailureSafeParser[UTF8String] = {
     val parsedOptions = new JSONOptions(options, timeZoneId, corruptName)
     val parsed = StructType(schema.filterNot(_.name == corruptName))
-    val raw = new JacksonParser(JsonRecord.nullable(parsed), parsedOptions, allowArrayAsStructs = false)
+    val raw = new JacksonParser(JsonRecord.nullable(parsed), parsedOptions,
+      allowArrayAsStructs = false)
     val watched = (factory: JsonFactory, text: UTF8String) => {
-      watcher = new RecordWatcher(CreateJacksonParser.utf8String(factory, text))
-      watcher: com.fasterxml.jackson.core.JsonParser
+      watcher = new RecordWatcher(create(factory, text), hideSource)
+      watcher: JsonParser
     }
     new FailureSafeParser[UTF8String](
       text => raw.parse(text, watched, identity[UTF8String]), PermissiveMode,
@@ -55,10 +65,12 @@ case class JsonRecord(
     val text = child.eval(input).asInstanceOf[UTF8String]
     if (text == null) return null
     watcher = null
-    val rows = parser.parse(text)
+    val ascii = text.isFullAscii
+    val rows = (if (ascii) byteParser else readerParser).parse(text)
     val record = if (rows.hasNext) rows.next() else null
     val clean = record != null && record.isNullAt(corruptIndex) && watcher != null &&
-      watcher.deepest <= maxDepth && watcher.keysDistinct && JsonRecord.plainObjectText(text)
+      watcher.deepest <= maxDepth && watcher.keysDistinct &&
+      JsonRecord.plainObjectText(text, ascii)
     InternalRow(record, clean)
   }
 
@@ -85,10 +97,16 @@ object JsonRecord {
     case other => other
   }
 
-  /** '{' first, '}' last, no U+FFFD (what the text reader makes of bytes that are not UTF-8). */
-  def plainObjectText(text: UTF8String): Boolean = {
+  /** '{' first, '}' last, no U+FFFD (what a decoder makes of bytes that are not UTF-8). */
+  def plainObjectText(text: UTF8String, ascii: Boolean): Boolean = {
     val size = text.numBytes()
     size >= 2 && text.getByte(0) == '{' && text.getByte(size - 1) == '}' &&
-      !text.contains(Replacement)
+      (ascii || !text.contains(Replacement))
+  }
+
+  /** A parser over the text's bytes, without a copy when they are on the heap. */
+  def bytesParser(factory: JsonFactory, text: UTF8String): JsonParser = {
+    val bytes = text.getByteBuffer
+    factory.createParser(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining())
   }
 }

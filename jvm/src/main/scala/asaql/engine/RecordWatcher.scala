@@ -2,15 +2,22 @@ package asaql.engine
 
 import java.util.Locale
 
-import com.fasterxml.jackson.core.{JsonParser, JsonToken, JsonTokenId}
+import com.fasterxml.jackson.core.{JsonLocation, JsonParser, JsonToken, JsonTokenId}
+import com.fasterxml.jackson.core.io.ContentReference
 import com.fasterxml.jackson.core.util.JsonParserDelegate
 
 /** Sees every token Spark's JSON parser reads from one record, so that the record checks ride
   * on the one parse: the deepest nesting, and the top-level keys (a key twice, ignoring case,
   * makes the record malformed in ASA; Spark's parser keeps the last). Spark skips the values of
   * fields outside its schema with `skipChildren`, which would bypass `nextToken` here: it is
-  * walked token by token instead, so nothing goes unseen. */
-final class RecordWatcher(parser: JsonParser) extends JsonParserDelegate(parser) {
+  * walked token by token instead, so nothing goes unseen.
+  *
+  * `hideSource`: locations name no source content. Over a byte-array parser Spark would
+  * otherwise copy a non-string value of a string field from the raw bytes, where `from_json`
+  * (a parser over a Reader) writes it out again with Jackson's generator: hidden, both write
+  * the same text. */
+final class RecordWatcher(parser: JsonParser, hideSource: Boolean)
+    extends JsonParserDelegate(parser) {
   private var depth = 0
   var deepest = 0
   private var keys: Array[String] = new Array[String](16)
@@ -28,6 +35,15 @@ final class RecordWatcher(parser: JsonParser) extends JsonParserDelegate(parser)
     }
     token
   }
+
+  override def currentTokenLocation(): JsonLocation = hidden(delegate.currentTokenLocation())
+
+  override def currentLocation(): JsonLocation = hidden(delegate.currentLocation())
+
+  private def hidden(location: JsonLocation): JsonLocation =
+    if (!hideSource || location == null) location
+    else new JsonLocation(ContentReference.unknown(), location.getByteOffset,
+      location.getCharOffset, location.getLineNr, location.getColumnNr)
 
   override def skipChildren(): JsonParser = {
     val token = delegate.currentToken()
