@@ -5,7 +5,7 @@ before the query's offset log names that offset. A kill -9 between the two (CI, 
 and 958105: `offsets/.2.<uuid>.tmp` next to `sources/0/2`) left an entry no micro-batch had
 planned; the restart admitted the next file as a new offset and planned micro-batch 2 over both,
 with --max-files-per-trigger 1: one file's events sorted with the next one's by arrival time,
-and windows closed a micro-batch early. Here a run over the first files ends where that kill
+and windows closed a micro-batch early. Here a run over the first file ends where that kill
 came, after micro-batch 1's commit; the entry the kill left is written as Spark writes it, and
 the restart is a run on the same checkpoint (asaql's own wiring: execute.py forgets the entry).
 The same with Spark's file source alone, when that entry is a compaction of the log."""
@@ -63,12 +63,12 @@ def test_a_restart_after_a_kill_between_the_source_log_and_the_offset_log(spark,
                          f"windows ending {_emitted(got)}; without it: {_emitted(want)}")
 
 
-def _run(spark, compiled, readings: Path, out: Path, checkpoint: Path | None = None) -> None:
-    """asaql's run to the end of the input, one file per micro-batch (on `checkpoint`: resumed
-    from it, as `asaql run --checkpoint` is)."""
+def _run(spark, compiled, readings: Path, out: Path, checkpoint: Path) -> None:
+    """asaql's run to the end of the input, one file per micro-batch, resumed from `checkpoint`
+    as `asaql run --checkpoint` is."""
     run(compiled, RunOptions(
         inputs={"readings": str(readings)}, outputs={"win": str(out / OUTPUT)},
-        checkpoint=str(checkpoint) if checkpoint else None, max_files_per_trigger=1,
+        checkpoint=str(checkpoint), max_files_per_trigger=1,
         errors_path=str(out / ERRORS)), spark=spark)
 
 
