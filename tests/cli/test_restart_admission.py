@@ -5,83 +5,84 @@ before the query's offset log names that offset. A kill -9 between the two (CI, 
 and 958105: `offsets/.2.<uuid>.tmp` next to `sources/0/2`) left an entry no micro-batch had
 planned; the restart admitted the next file as a new offset and planned micro-batch 2 over both,
 with --max-files-per-trigger 1: one file's events sorted with the next one's by arrival time,
-and windows closed a micro-batch early. The kill here is a real one, after micro-batch 1's
-commit; the entry it would leave, had it landed a moment later, is written as Spark writes it.
+and windows closed a micro-batch early. Here a run over the first file ends where that kill
+came, after micro-batch 1's commit; the entry the kill left is written as Spark writes it, and
+the restart is a run on the same checkpoint (asaql's own wiring: execute.py forgets the entry).
 The same with Spark's file source alone, when that entry is a compaction of the log."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import time
+import shutil
 from pathlib import Path
 
 from asaql.compiler.pipeline import compile_query
 from asaql.run.runner import RunOptions, run
 from asaql.spark.source_log import forget_unplanned_files
-from kill_restart import ERRORS, PROGRESS_TIMEOUT, run_arguments, write_inputs
+from kill_restart import ERRORS, PROGRESS_TIMEOUT, write_inputs
 
 QUERY = """
 SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win
 FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
 """
-OUTPUTS = {"win": "win_folder"}  # a part file per micro-batch that emits: part-BATCH-…
+OUTPUT = "win_folder"  # a part file per micro-batch that emits: part-BATCH-…
 
 
 def test_a_restart_after_a_kill_between_the_source_log_and_the_offset_log(spark, tmp_path):
-    inputs = {"readings": write_inputs(tmp_path / "in", 5, 40, seed=7)["readings"]}
-    query = tmp_path / "query.sql"
-    query.write_text(QUERY, encoding="utf-8")
-    expected = tmp_path / "expected"
-    run(compile_query(QUERY), RunOptions(
-        inputs=inputs, outputs={alias: str(expected / name) for alias, name in OUTPUTS.items()},
-        max_files_per_trigger=1, errors_path=str(expected / ERRORS)), spark=spark)
+    """A run over the first file ends (micro-batch 1 reads its end-of-input record) as the
+    kill did, after micro-batch 1's commit; two files come. The run on that checkpoint resumes
+    once as a clean stop left it (the reference), once with the next file's entry the kill
+    would have left in the file source's log: the same micro-batches, one file each."""
+    every = sorted(Path(write_inputs(tmp_path / "all", 3, 40, seed=7)["readings"]).iterdir())
+    compiled = compile_query(QUERY)
+    folder, out, checkpoint = tmp_path / "in" / "readings", tmp_path / "out", tmp_path / "ck"
+    folder.mkdir(parents=True)
+    shutil.copy2(every[0], folder)  # modification times too: the order the source admits
+    _run(spark, compiled, folder, out, checkpoint)
+    for file in every[1:]:
+        shutil.copy2(file, folder)
+    stopped = {path: tmp_path / f"stopped-{path.name}" for path in (out, checkpoint)}
+    for path, copy in stopped.items():
+        shutil.copytree(path, copy)
+    _run(spark, compiled, folder, out, checkpoint)
+    want = _parts(out / OUTPUT)
 
-    out, checkpoint = tmp_path / "killed", tmp_path / "checkpoint"
-    argv = run_arguments(query, inputs, out, checkpoint, OUTPUTS)
-    _kill_after_commit(argv, checkpoint / "source-0" / "commits" / "1", tmp_path / "runs.log")
-    orphan = _admitted_but_unplanned(checkpoint / "source-0", Path(inputs["readings"]))
-    with open(tmp_path / "runs.log", "a", encoding="utf-8") as log:
-        finished = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=log,
-                                  timeout=PROGRESS_TIMEOUT)
-    assert finished.returncode == 0, (tmp_path / "runs.log").read_text(encoding="utf-8")
+    for path, copy in stopped.items():  # the checkpoint's paths are in its logs: back in place
+        shutil.rmtree(path)
+        copy.rename(path)
+    orphan = _admitted_but_unplanned(checkpoint / "source-0", folder)
+    _run(spark, compiled, folder, out, checkpoint)
 
-    got, want = _parts(out / "win_folder"), _parts(expected / "win_folder")
-    assert got == want, (f"with {orphan} admitted but unplanned at the kill, the micro-batches "
-                         f"emitted windows ending {_emitted(got)}; uninterrupted: "
-                         f"{_emitted(want)}")
     planned = [_log_offsets(p) for p in _offset_files(checkpoint / "source-0")]
-    assert planned == [[n] for n in range(len(planned))], \
-        f"a micro-batch admitted more than one offset of the file source: {planned}"
+    assert planned == [[n] for n in range(5)], \
+        f"with {orphan} admitted but unplanned, a micro-batch admitted more than one offset " \
+        f"of the file source (2 runs: 3 files, 2 end records): {planned}"
+    got = _parts(out / OUTPUT)
+    assert got == want, (f"with {orphan} admitted but unplanned, the micro-batches emitted "
+                         f"windows ending {_emitted(got)}; without it: {_emitted(want)}")
 
 
-def _kill_after_commit(argv: list[str], commit: Path, log: Path) -> None:
-    with open(log, "a", encoding="utf-8") as stderr:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr,
-                                   start_new_session=True)
-    deadline = time.monotonic() + PROGRESS_TIMEOUT
-    while not commit.exists():
-        assert process.poll() is None, f"the run ended before {commit}: {log.read_text()}"
-        assert time.monotonic() < deadline, f"no {commit} in {PROGRESS_TIMEOUT} s"
-        time.sleep(0.005)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
+def _run(spark, compiled, readings: Path, out: Path, checkpoint: Path) -> None:
+    """asaql's run to the end of the input, one file per micro-batch, resumed from `checkpoint`
+    as `asaql run --checkpoint` is."""
+    run(compiled, RunOptions(
+        inputs={"readings": str(readings)}, outputs={"win": str(out / OUTPUT)},
+        checkpoint=str(checkpoint), max_files_per_trigger=1,
+        errors_path=str(out / ERRORS)), spark=spark)
 
 
 def _admitted_but_unplanned(query: Path, folder: Path) -> str:
-    """The file source's log entry of the next input file, beyond what the offset log planned
-    (unless the kill left one already): what a kill just before the offset log's write leaves."""
+    """Writes the file source's log entry of the next input file, beyond what the offset log
+    planned: what a kill just before the offset log's write leaves."""
     planned = max(offset for p in _offset_files(query) for offset in _log_offsets(p))
     log = query / "sources" / "0"
     entries = sorted(int(p.name) for p in log.iterdir() if p.name.isdigit())
-    if entries[-1] > planned:
-        return f"entry {entries[-1]} (left by the kill)"
+    assert entries[-1] == planned, f"the source's log has entries {entries}, planned {planned}"
     admitted = {json.loads(line)["path"] for n in entries
                 for line in (log / str(n)).read_text(encoding="utf-8").splitlines()[1:]}
     waiting = [f for f in sorted(folder.iterdir()) if f.resolve().as_uri() not in admitted]
-    assert waiting, "the killed start admitted every input file: nothing left to replay"
+    assert waiting, "the first run admitted every input file: nothing left to replay"
     entry = {"path": waiting[0].resolve().as_uri(),
              "timestamp": int(waiting[0].stat().st_mtime * 1000), "batchId": planned + 1}
     (log / str(planned + 1)).write_text("v1\n" + json.dumps(entry, separators=(",", ":")),
