@@ -28,7 +28,7 @@ from pathlib import Path
 EXTENSIONS = "asaql.engine.Extensions"  # spark.sql.extensions: registers the functions
 FUNCTIONS = "asaql.engine.Functions"  # .register(session), .version()
 JSON_RECORD = "asaql_json_record"  # (text, schema json, options json, max depth) → record, clean
-ENGINE_VERSION = "2"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "4"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

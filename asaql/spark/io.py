@@ -232,7 +232,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     `jvm`: the JVM engine parses each record and runs the record checks on the same pass
     (jvm_functions.json_record): a record it vouches for ("clean") skips the checks below,
     the others take them as before, so the reasons and rows are the same either way."""
-    lines = array_elements(lines)
+    lines = array_elements(lines, jvm)
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
@@ -285,10 +285,10 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
 
     def reason(deferred: Column | None = None) -> Column:
         return F.when(~is_control, F.coalesce(
-            *problem, F.col(ARRAY_PROBLEM), F.when(~clean, shape_problem(text, deferred)),
+            *problem, F.col(ARRAY_PROBLEM), F.when(~clean, shape_problem(text, deferred, jvm)),
             F.when(~clean, parse_problem(
                 text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
-                None if filled is None else F.col("_asaql_filled"), deferred)),
+                None if filled is None else F.col("_asaql_filled"), deferred, jvm)),
             arrival_error, partition_error, misfit))
     payload = [(conformed[f.name.lower()] if f.name.lower() in conformed
                 else read[f.name.lower()][0]).alias(f.name)

@@ -11,6 +11,8 @@ singles out (about 1.3× the parse alone: benchmarks/record_checks.py).
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -57,20 +59,22 @@ def _whole_array(value: Column) -> Column:
     return F.ltrim(value).startswith("[") & ~first_line.endswith("]")
 
 
-def array_elements(lines: DataFrame) -> DataFrame:
+def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
     """Lines (`_asaql_text`, LINE) → one row per event: a line holding a JSON array gives one
     per element (ASA reads a message or blob holding an array of objects as those objects),
     any other line itself. LINE becomes the event's position (asaql/inputs/position.py):
     the line's, or a CSV/Avro message's record (ELEMENT, from the Kafka source), or the array
     element's. ARRAY_PROBLEM: why the line or element is no event (a malformed or empty array,
     a null element); the others (a number, a string, a nested array) are found by
-    shape_problem like any line that is not an object."""
+    shape_problem like any line that is not an object. `jvm`: the bracket walk by the JVM
+    engine (RecordText.scala), which keeps the projection in whole-stage code generation."""
     text = F.col("_asaql_text")
     is_array = F.coalesce(F.ltrim(text).startswith("["), F.lit(False))
     source_element = F.col(ELEMENT) if ELEMENT in lines.columns else F.lit(None).cast("int")
     others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
     # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
-    elements = F.when(is_array, F.from_json(text, T.ArrayType(T.StringType())))
+    elements = F.when(is_array, F.call_function("asaql_json_texts", text) if jvm
+                      else F.from_json(text, T.ArrayType(T.StringType())))
     with_elements = lines.select(
         *others, C.LINE, text, source_element.alias(ELEMENT), is_array.alias("_asaql_is_array"),
         elements.alias("_asaql_elements"))
@@ -78,7 +82,7 @@ def array_elements(lines: DataFrame) -> DataFrame:
     line_problem = (
         F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
         # the parser stops at the array's end: what follows would be lost unseen
-        .when(array & (~F.rtrim(text).endswith("]") | (_top_level_values(text) > 1)),
+        .when(array & (~F.rtrim(text).endswith("]") | (_top_level_values(text, jvm) > 1)),
               F.lit("text after the JSON array"))
         .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it")))
     checked = with_elements.select(
@@ -106,14 +110,15 @@ ELEMENT = "_asaql_element"  # the record's index in its Kafka message (CSV, Avro
 ARRAY_PROBLEM = "_asaql_array_problem"
 
 
-def shape_problem(text: Column, deferred: Column | None = None) -> Column:
+def shape_problem(text: Column, deferred: Column | None = None, jvm: bool = False) -> Column:
     """The reason a line is not one JSON object as ASA reads it, found from its text alone;
     NULL for a line that may be one (the JSON parser then has its say). `deferred`: what to give
     instead of a reason found by a walk over the brackets (a lambda, which keeps Spark from
     compiling the whole projection: see DEFERRED)."""
     # each test is guarded by one a good line fails at once: a '{' first (no copy without the
     # leading spaces), no bracket after the first character (no count of them)
-    depth = F.when(_depth(text) > MAX_DEPTH, F.lit(f"nested deeper than {MAX_DEPTH} levels"))
+    depth = F.when(_depth(text, jvm) > MAX_DEPTH,
+                   F.lit(f"nested deeper than {MAX_DEPTH} levels"))
     return (
         F.when(text.contains(REPLACEMENT)
                & F.regexp_replace(text, _STRING, '""').contains(REPLACEMENT),
@@ -145,7 +150,8 @@ def _many_brackets(text: Column) -> Column:
 
 
 def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Column,
-                  filled: Column | None = None, deferred: Column | None = None) -> Column:
+                  filled: Column | None = None, deferred: Column | None = None,
+                  jvm: bool = False) -> Column:
     """The reason for a line the JSON parser refused (`corrupt`, with `schema`) or accepted too
     kindly. `keys`: a column of the line's `object_keys`, computed once before (each use of
     the expression here would parse the line again). `filled`: how many fields of `schema` the
@@ -155,17 +161,16 @@ def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Col
     no NULL). `deferred`: as for shape_problem, instead of naming a misfit field or the
     repeated key."""
     lowered = _lower_all(keys)
-    repeated = F.concat(
-        F.lit("duplicate key '"),
-        F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0],
-        F.lit("'"))
+    first_repeated = F.call_function("asaql_repeated_key", keys, lowered) if jvm else \
+        F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0]
+    repeated = F.concat(F.lit("duplicate key '"), first_repeated, F.lit("'"))
     unexplained = F.size(keys) > 1 if filled is None else \
         (F.size(keys) > 1) & (F.size(keys) > filled)
     return (
         F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
                F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
         .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
-        .when(corrupt, _misfit(text, schema) if deferred is None else deferred)
+        .when(corrupt, _misfit(text, schema, jvm) if deferred is None else deferred)
         .when(unexplained & (F.size(keys) != F.size(F.array_distinct(lowered))),
               repeated if deferred is None else deferred)
         .when(~text.endswith("}") & ~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
@@ -185,7 +190,7 @@ def filled_fields(record: Column, schema: T.StructType) -> Column | None:
     return counts[0] if counts else F.lit(0)
 
 
-def _misfit(text: Column, schema: T.StructType) -> Column:
+def _misfit(text: Column, schema: T.StructType, jvm: bool = False) -> Column:
     """Which field of a well-formed record does not fit the inferred type: each field is parsed
     alone (only on such a line: it is rare)."""
     generic = F.lit("a field does not have the type the input's other records give it")
@@ -194,8 +199,10 @@ def _misfit(text: Column, schema: T.StructType) -> Column:
     reasons = []
     for f in schema.fields:
         alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
-        parsed = F.from_json(text, alone, {"mode": "PERMISSIVE",
-                                           "columnNameOfCorruptRecord": "_asaql_misfit"})
+        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_asaql_misfit"}
+        parsed = F.call_function("asaql_json_record", text, F.lit(alone.json()),
+                                 F.lit(json.dumps(options)), F.lit(MAX_DEPTH))["record"] \
+            if jvm else F.from_json(text, alone, options)
         value = F.get_json_object(text, "$." + f.name) if f.name.isidentifier() else F.lit("?")
         if f.name == C.PARTITION_FIELD:
             why = F.concat(F.lit(f"{C.PARTITION_FIELD} '"), value, F.lit(f"' {NOT_PARTITION}"))
@@ -250,9 +257,11 @@ def _bracket_count(text: Column) -> Column:
     return F.octet_length(text) * 2 - without("{") - without("[")
 
 
-def _top_level_values(text: Column) -> Column:
+def _top_level_values(text: Column, jvm: bool = False) -> Column:
     """How many times the brackets outside strings close back to the top level: 1 for one
     array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
+    if jvm:
+        return F.call_function("asaql_top_level_values", text)
     brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
     walk = F.aggregate(
         F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("closed")),
@@ -264,8 +273,10 @@ def _top_level_values(text: Column) -> Column:
     return walk["closed"]
 
 
-def _depth(text: Column) -> Column:
+def _depth(text: Column, jvm: bool = False) -> Column:
     """The deepest nesting of objects and arrays, outside strings."""
+    if jvm:
+        return F.call_function("asaql_bracket_depth", text)
     brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
     walk = F.aggregate(
         F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("deepest")),

@@ -5,8 +5,9 @@ import com.fasterxml.jackson.databind.ObjectMapper
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, StructType}
+import org.apache.spark.sql.types.{DataType, IntegerType, StringType, StructType}
 
 /** The SQL functions the JVM engine gives asaql, by name: registered in a session by the
   * extension (`spark.sql.extensions=asaql.engine.Extensions`, which also serves a Spark Connect
@@ -15,14 +16,35 @@ import org.apache.spark.sql.types.{DataType, StructType}
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "2"
+  val Version = "4"
 
   private type Builder = Seq[Expression] => Expression
 
   val all: Seq[(FunctionIdentifier, ExpressionInfo, Builder)] = Seq(
     (FunctionIdentifier(JsonRecord.Name),
       new ExpressionInfo(classOf[JsonRecord].getName, JsonRecord.Name),
-      jsonRecord _))
+      jsonRecord _),
+    (FunctionIdentifier(JsonTexts.Name),
+      new ExpressionInfo(classOf[JsonTexts].getName, JsonTexts.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${JsonTexts.Name} takes 1 argument")
+        JsonTexts(args.head, SQLConf.get.sessionLocalTimeZone)
+      }),
+    text("asaql_bracket_depth", "depth", IntegerType, 1),
+    text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
+    text("asaql_repeated_key", "repeatedKey", StringType, 2))
+
+  /** A method of RecordText, called by generated code (NULL in, NULL out). */
+  private def text(name: String, method: String, result: DataType, arity: Int) =
+    (FunctionIdentifier(name), new ExpressionInfo(RecordText.getClass.getName, name),
+      (args: Seq[Expression]) => {
+        require(args.length == arity, s"$name takes $arity argument(s)")
+        StaticInvoke(RecordTextClass, result, method, args, propagateNull = true,
+          returnNullable = result == StringType)
+      })
+
+  // the class whose static methods forward to the object's
+  private lazy val RecordTextClass = Class.forName("asaql.engine.RecordText")
 
   /** asaql_json_record(text, schema_json, options_json, max_depth) */
   private def jsonRecord(args: Seq[Expression]): Expression = {

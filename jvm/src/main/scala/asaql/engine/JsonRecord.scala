@@ -4,7 +4,7 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonParser}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.json.{CreateJacksonParser, JacksonParser, JSONOptions}
 import org.apache.spark.sql.catalyst.util.{FailureSafeParser, PermissiveMode}
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, MapType, StructField, StructType}
@@ -24,7 +24,7 @@ case class JsonRecord(
     schema: StructType,
     options: Map[String, String],
     timeZoneId: String,
-    maxDepth: Int) extends UnaryExpression with CodegenFallback {
+    maxDepth: Int) extends UnaryExpression {
 
   private val corruptName = options.getOrElse("columnNameOfCorruptRecord", "_corrupt_record")
 
@@ -63,7 +63,17 @@ case class JsonRecord(
 
   override def eval(input: InternalRow): Any = {
     val text = child.eval(input).asInstanceOf[UTF8String]
-    if (text == null) return null
+    if (text == null) null else parse(text)
+  }
+
+  // Generated code calls `parse` on this instance: the projection stays in whole-stage code
+  // generation (an expression that only evaluates, CodegenFallback, would take it out)
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val self = ctx.addReferenceObj("asaqlJsonRecord", this, classOf[JsonRecord].getName)
+    nullSafeCodeGen(ctx, ev, text => s"${ev.value} = $self.parse($text);")
+  }
+
+  def parse(text: UTF8String): InternalRow = {
     watcher = null
     val ascii = text.isFullAscii
     val rows = (if (ascii) byteParser else readerParser).parse(text)
