@@ -28,6 +28,10 @@ from pathlib import Path
 EXTENSIONS = "asaql.engine.Extensions"  # spark.sql.extensions: registers the functions
 FUNCTIONS = "asaql.engine.Functions"  # .register(session), .version()
 JSON_RECORD = "asaql_json_record"  # (text, schema json, options json, max depth) → record, clean
+JSON_TEXTS = "asaql_json_texts"  # (text) → from_json(text, 'array<string>')
+BRACKET_DEPTH = "asaql_bracket_depth"  # (text) → the deepest nesting outside strings
+TOP_LEVEL_VALUES = "asaql_top_level_values"  # (text) → values closed at the top level
+REPEATED_KEY = "asaql_repeated_key"  # (keys, lower-cased keys) → the first key there twice
 ENGINE_VERSION = "4"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
@@ -125,22 +129,25 @@ def engine_problem_without_spark(engine: str) -> str | None:
         return None
     if not sources():
         return jar.problem
+    return _cannot_compile(pyspark_jars())
+
+
+def _cannot_compile(jars: Path | None) -> str | None:
+    """Why the Scala compiler cannot run here, or None."""
     if java_command() is None:
-        return "no java found (JAVA_HOME or PATH) to build the engine's jar"
-    jars = pyspark_jars()
+        return "no java found (JAVA_HOME or PATH) to run the Scala compiler"
     if jars is None or not list(jars.glob("scala-compiler-*.jar")):
-        return "pyspark's wheel has no Scala compiler to build the engine's jar"
+        return "pyspark's wheel has no Scala compiler (jars/scala-compiler-*.jar)"
     return None
 
 
 def build_jar(target: Path, files: list[Path], jars: Path | None) -> str | None:
     """Compiles `files` into the jar `target` (written aside, then renamed); → the reason it
     could not, in one line, or None."""
+    problem = _cannot_compile(jars)
+    if problem:
+        return problem
     java = java_command()
-    if java is None:
-        return "no java found (JAVA_HOME or PATH) to run the Scala compiler"
-    if jars is None or not list(jars.glob("scala-compiler-*.jar")):
-        return "pyspark's wheel has no Scala compiler (jars/scala-compiler-*.jar)"
     target.parent.mkdir(parents=True, exist_ok=True)
     with _locked(target.parent / ".build.lock"):
         if target.is_file():  # another process built it meanwhile

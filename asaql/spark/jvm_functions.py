@@ -6,14 +6,15 @@ and the entry points' names: asaql/jvm/engine.py."""
 from __future__ import annotations
 
 import json
+from functools import reduce
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import ENGINE_VERSION, EXTENSIONS, FUNCTIONS, JSON_RECORD, EngineJar, engine_jar
+from asaql.jvm.engine import (BRACKET_DEPTH, ENGINE_VERSION, EXTENSIONS, FUNCTIONS, JSON_RECORD,
+                              JSON_TEXTS, REPEATED_KEY, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
-ENGINES = ("jvm", "python")
 DEFAULT_ENGINE = "jvm"
 
 
@@ -37,7 +38,7 @@ def engine_problem(spark: SparkSession) -> str | None:
     jvm = getattr(spark, "_jvm", None)
     if jvm is not None:
         try:
-            functions = getattr(jvm, FUNCTIONS.rsplit(".", 1)[0]).Functions
+            functions = reduce(getattr, FUNCTIONS.split("."), jvm)
             if functions.version() == ENGINE_VERSION:
                 functions.register(spark._jsparkSession)
                 if _has_functions(spark):
@@ -69,3 +70,23 @@ def json_record(text: Column, schema: T.StructType, options: dict, max_depth: in
     whether the record checks can find nothing wrong with it (JsonRecord.scala)."""
     return F.call_function(JSON_RECORD, text, F.lit(schema.json()), F.lit(json.dumps(options)),
                            F.lit(max_depth))
+
+
+def json_texts(text: Column) -> Column:
+    """`from_json(text, 'array<string>')`, in generated code (JsonTexts.scala)."""
+    return F.call_function(JSON_TEXTS, text)
+
+
+def bracket_depth(text: Column) -> Column:
+    """The deepest nesting outside strings (RecordText.scala; records.py's `_depth`)."""
+    return F.call_function(BRACKET_DEPTH, text)
+
+
+def top_level_values(text: Column) -> Column:
+    """Values closed at the top level (RecordText.scala; records.py's `_top_level_values`)."""
+    return F.call_function(TOP_LEVEL_VALUES, text)
+
+
+def repeated_key(keys: Column, lowered: Column) -> Column:
+    """The first key whose lower case is there twice (RecordText.scala)."""
+    return F.call_function(REPEATED_KEY, keys, lowered)

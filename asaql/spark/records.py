@@ -11,8 +11,6 @@ singles out (about 1.3× the parse alone: benchmarks/record_checks.py).
 
 from __future__ import annotations
 
-import json
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -20,6 +18,7 @@ from pyspark.sql import types as T
 from asaql.inputs.records import MAX_DEPTH
 from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
 from asaql.runtime import columns as C
+from asaql.spark import jvm_functions
 
 BOM = "\ufeff"
 REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
@@ -73,7 +72,7 @@ def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
     source_element = F.col(ELEMENT) if ELEMENT in lines.columns else F.lit(None).cast("int")
     others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
     # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
-    elements = F.when(is_array, F.call_function("asaql_json_texts", text) if jvm
+    elements = F.when(is_array, jvm_functions.json_texts(text) if jvm
                       else F.from_json(text, T.ArrayType(T.StringType())))
     with_elements = lines.select(
         *others, C.LINE, text, source_element.alias(ELEMENT), is_array.alias("_asaql_is_array"),
@@ -161,7 +160,7 @@ def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Col
     no NULL). `deferred`: as for shape_problem, instead of naming a misfit field or the
     repeated key."""
     lowered = _lower_all(keys)
-    first_repeated = F.call_function("asaql_repeated_key", keys, lowered) if jvm else \
+    first_repeated = jvm_functions.repeated_key(keys, lowered) if jvm else \
         F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0]
     repeated = F.concat(F.lit("duplicate key '"), first_repeated, F.lit("'"))
     unexplained = F.size(keys) > 1 if filled is None else \
@@ -200,9 +199,8 @@ def _misfit(text: Column, schema: T.StructType, jvm: bool = False) -> Column:
     for f in schema.fields:
         alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
         options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_asaql_misfit"}
-        parsed = F.call_function("asaql_json_record", text, F.lit(alone.json()),
-                                 F.lit(json.dumps(options)), F.lit(MAX_DEPTH))["record"] \
-            if jvm else F.from_json(text, alone, options)
+        parsed = jvm_functions.json_record(text, alone, options, MAX_DEPTH)["record"] if jvm \
+            else F.from_json(text, alone, options)
         value = F.get_json_object(text, "$." + f.name) if f.name.isidentifier() else F.lit("?")
         if f.name == C.PARTITION_FIELD:
             why = F.concat(F.lit(f"{C.PARTITION_FIELD} '"), value, F.lit(f"' {NOT_PARTITION}"))
@@ -261,7 +259,7 @@ def _top_level_values(text: Column, jvm: bool = False) -> Column:
     """How many times the brackets outside strings close back to the top level: 1 for one
     array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
     if jvm:
-        return F.call_function("asaql_top_level_values", text)
+        return jvm_functions.top_level_values(text)
     brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
     walk = F.aggregate(
         F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("closed")),
@@ -276,7 +274,7 @@ def _top_level_values(text: Column, jvm: bool = False) -> Column:
 def _depth(text: Column, jvm: bool = False) -> Column:
     """The deepest nesting of objects and arrays, outside strings."""
     if jvm:
-        return F.call_function("asaql_bracket_depth", text)
+        return jvm_functions.bracket_depth(text)
     brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
     walk = F.aggregate(
         F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("deepest")),

@@ -27,29 +27,23 @@ object RecordText {
   }
 
   /** The deepest nesting of objects and arrays outside strings. */
-  def depth(text: UTF8String): Int = {
+  def depth(text: UTF8String): Int = walk(text)._1
+
+  /** How many times the brackets outside strings close back to the top level. */
+  def topLevelValues(text: UTF8String): Int = walk(text)._2
+
+  /** One walk over the brackets outside strings: (the deepest level, the returns to the top). */
+  private def walk(text: UTF8String): (Int, Int) = {
     val found = brackets(text)
-    var at, deepest, i = 0
+    var at, deepest, closed, i = 0
     while (i < found.length) {
       val c = found.charAt(i)
       at += (if (c == '{' || c == '[') 1 else -1)
       if (at > deepest) deepest = at
-      i += 1
-    }
-    deepest
-  }
-
-  /** How many times the brackets outside strings close back to the top level. */
-  def topLevelValues(text: UTF8String): Int = {
-    val found = brackets(text)
-    var at, closed, i = 0
-    while (i < found.length) {
-      val c = found.charAt(i)
-      at += (if (c == '{' || c == '[') 1 else -1)
       if (at == 0) closed += 1
       i += 1
     }
-    closed
+    (deepest, closed)
   }
 
   /** The first key whose lower-case form (`lowered`, by Spark's `lower`, in the same order)
