@@ -32,7 +32,9 @@ JSON_TEXTS = "asaql_json_texts"  # (text) → from_json(text, 'array<string>')
 BRACKET_DEPTH = "asaql_bracket_depth"  # (text) → the deepest nesting outside strings
 TOP_LEVEL_VALUES = "asaql_top_level_values"  # (text) → values closed at the top level
 REPEATED_KEY = "asaql_repeated_key"  # (keys, lower-cased keys) → the first key there twice
-ENGINE_VERSION = "4"  # Functions.Version: a jar of another version is not used
+EXACT_SUM = "asaql_exact_sum"  # aggregate (doubles, or sums it gave) → the exact sum, serialized
+EXACT_SUM_VALUE = "asaql_exact_sum_value"  # (serialized sum) → rounded once to a double
+ENGINE_VERSION = "5"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

@@ -65,7 +65,8 @@ def step_paths(plan: Plan) -> dict[PlanNode, str]:
         elif any(call.function in ("sum", "avg") for w in writes
                  if (window := _window_below(w)) is not None for call in window.aggregates):
             # only the input's schema tells (spark/operators/native_step.py, native_reason)
-            paths[source] = "native step; general if SUM or AVG read floating-point values"
+            paths[source] = ("native step; SUM or AVG of floating-point values: exact with the "
+                             "JVM engine, else the general step")
         else:
             paths[source] = "native step"
     return paths

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from asaql.runtime.exact_sum import group_sums
+
 # Tiebreak of equal ORDER BY keys, and the order of Collect(): System.Timestamp, then arrival.
 EVENT_ORDER = ("ts", "arrival", "file", "line")
 
@@ -69,6 +71,30 @@ def _reducer(name, **options):
         values, g = _non_null(spec, members, gid)
         return getattr(values.groupby(g), name)(**options)
     return reduce
+
+
+def _sum(spec, members, gid, groups):
+    """Floating-point values: their exact sum rounded once (exact_sum.py), whatever their
+    order; whole numbers: their sum (exact)."""
+    values, g = _non_null(spec, members, gid)
+    if pd.api.types.is_float_dtype(values.dtype):
+        totals = group_sums(values.to_numpy(dtype=np.float64), g, groups)
+        return pd.Series(totals).where(np.bincount(g, minlength=groups) > 0)
+    return values.groupby(g).sum(min_count=1)
+
+
+def _avg(spec, members, gid, groups):
+    """The sum as `_sum` gives it, divided by the count (as the native step finishes it)."""
+    values, g = _non_null(spec, members, gid)
+    counts = np.bincount(g, minlength=groups)
+    if pd.api.types.is_float_dtype(values.dtype):
+        totals = group_sums(values.to_numpy(dtype=np.float64), g, groups)
+    elif pd.api.types.is_integer_dtype(values.dtype):
+        totals = values.groupby(g).sum().reindex(range(groups)).to_numpy(dtype=np.float64)
+    else:
+        return values.groupby(g).mean()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return pd.Series(np.where(counts > 0, totals / np.maximum(counts, 1), np.nan))
 
 
 def _ordered(spec, members, gid) -> np.ndarray:
@@ -147,8 +173,8 @@ def _percentile(spec, members, gid, groups):
 
 _FUNCTIONS = {
     "count": _count,
-    "sum": _reducer("sum", min_count=1),
-    "avg": _reducer("mean"),
+    "sum": _sum,
+    "avg": _avg,
     "min": _reducer("min"),
     "max": _reducer("max"),
     "stdev": _reducer("std", ddof=1),

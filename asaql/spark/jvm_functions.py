@@ -12,8 +12,9 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import (BRACKET_DEPTH, ENGINE_VERSION, EXTENSIONS, FUNCTIONS, JSON_RECORD,
-                              JSON_TEXTS, REPEATED_KEY, TOP_LEVEL_VALUES, EngineJar, engine_jar)
+from asaql.jvm.engine import (BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS,
+                              FUNCTIONS, JSON_RECORD, JSON_TEXTS, REPEATED_KEY, TOP_LEVEL_VALUES,
+                              EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -70,6 +71,17 @@ def json_record(text: Column, schema: T.StructType, options: dict, max_depth: in
     whether the record checks can find nothing wrong with it (JsonRecord.scala)."""
     return F.call_function(JSON_RECORD, text, F.lit(schema.json()), F.lit(json.dumps(options)),
                            F.lit(max_depth))
+
+
+def exact_sum(values: Column) -> Column:
+    """Aggregate: the exact sum of doubles, or of sums it gave before (merged), serialized: the
+    same bits whatever order Spark adds and merges in (ExactSum.scala)."""
+    return F.call_function(EXACT_SUM, values)
+
+
+def exact_sum_value(total: Column) -> Column:
+    """The double of an `exact_sum` (rounded once, as Python's math.fsum; NULL over no value)."""
+    return F.call_function(EXACT_SUM_VALUE, total)
 
 
 def json_texts(text: Column) -> Column:

@@ -3,7 +3,9 @@ small event logs, as test_policy_spark.py checks the general step.
 
 Each example is a query with two outputs over one input: `events` (every accepted event with its
 System.Timestamp) and `windows` (a tumbling or hopping window per device with COUNT(*), MIN,
-MAX, SUM and AVG of seq: the aggregates the native step merges), partitions combined,
+MAX, SUM and AVG of seq, and SUM and AVG of doubles whose term-by-term sum depends on the
+order — 1e16, −1e16 and tenths — which the native step sums exactly with the JVM engine: the
+aggregates the native step merges), partitions combined,
 PARTITION BY PartitionId or substreams (OVER): what the native path covers. Run all files in one micro-batch and one
 file per micro-batch: both must give the reference's rows, and each other's. A second property
 runs the same query through the general step and through the native one: the same lines.
@@ -14,6 +16,7 @@ Examples: a third of ASAQL_PROPERTY_EXAMPLES (default 40); each costs a few Spar
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -34,6 +37,14 @@ from test_policy_spark import scenarios as policy_scenarios
 EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 3, 5)
 
 
+# a double per event whose sum, added term by term, changes with the order of the terms
+SPREAD = "CASE WHEN seq % 3 = 0 THEN 1e16 WHEN seq % 3 = 1 THEN -1e16 ELSE seq * 0.1 END"
+
+
+def spread(seq: int) -> float:
+    return 1e16 if seq % 3 == 0 else -1e16 if seq % 3 == 1 else seq * 0.1
+
+
 @dataclass(frozen=True)
 class MergeableScenario(Scenario):
     def query(self) -> str:
@@ -42,7 +53,8 @@ class MergeableScenario(Scenario):
             "SELECT seq, deviceId, PartitionId, EventTime, System.Timestamp() AS SystemTimestamp\n"
             f"INTO events\n{self.source()}\n\n"
             f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n, MIN(seq) AS first,\n"
-            "       MAX(seq) AS last, SUM(seq) AS total, AVG(seq) AS mean\n"
+            "       MAX(seq) AS last, SUM(seq) AS total, AVG(seq) AS mean,\n"
+            f"       SUM({SPREAD}) AS spread, AVG({SPREAD}) AS spreadmean\n"
             f"INTO windows\n{self.source()}\n"
             f"GROUP BY {groups}, {self.window_call()}\n"
         )
@@ -76,6 +88,8 @@ def test_native_step_matches_the_references_whatever_the_micro_batches(scenario,
             assert (row["n"], row["first"], row["last"], row["total"]) == \
                 (len(seqs), min(seqs), max(seqs), sum(seqs))
             assert same_value(row["mean"], sum(seqs) / len(seqs))
+            exact = math.fsum(spread(seq) for seq in seqs)  # bit for bit
+            assert (row["spread"], row["spreadmean"]) == (exact, exact / len(seqs)), seqs
         assert_ordered_and_repeatable(scenario, out_a, out_b)
 
 

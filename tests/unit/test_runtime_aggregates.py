@@ -110,3 +110,44 @@ def test_topone_and_collecttop_rank_by_order_then_arrival(data, descending):
         assert json.loads(one) == records[0]
         assert json.loads(two) == [{"rank": r + 1, "value": rec} for r, rec in enumerate(records[:2])]
         assert json.loads(everything) == list(part["x"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.one_of(st.none(), st.floats(-1e6, 1e6),
+                                                         st.sampled_from([0.1, 1e16, -1e16]))),
+                min_size=1, max_size=40), st.randoms(use_true_random=False))
+def test_sums_of_doubles_are_exact_and_the_same_in_any_order(pairs, chance):
+    """SUM and AVG of floating-point values: the exact sum rounded once (math.fsum), so the
+    members' order (the micro-batches', the merge's) never changes a bit."""
+    def result(rows):
+        gid = np.array([g for g, _ in rows])
+        present = np.unique(gid)
+        frame = pd.DataFrame({"x": pd.Series([v for _, v in rows], dtype="float64")})
+        numbered = np.searchsorted(present, gid)
+        sums = compute(AggregateSpec("sum", "x"), frame, numbered, len(present)).tolist()
+        avgs = compute(AggregateSpec("avg", "x"), frame, numbered, len(present)).tolist()
+        return present.tolist(), sums, avgs
+
+    shuffled = list(pairs)
+    chance.shuffle(shuffled)
+    present, sums, avgs = result(pairs)
+    assert (present, sums, avgs) == pytest.approx(result(shuffled), nan_ok=True) \
+        or str(result(shuffled)) == str((present, sums, avgs))
+    for group, total, average in zip(present, sums, avgs):
+        values = [v for g, v in pairs if g == group and v is not None]
+        if not values:
+            assert math.isnan(total) and math.isnan(average)
+            continue
+        assert total == math.fsum(values)  # bit for bit, not approximately
+        assert average == math.fsum(values) / len(values)
+
+
+def test_an_exact_sum_keeps_what_term_by_term_addition_loses():
+    from asaql.runtime.exact_sum import exact_sum
+
+    assert exact_sum(np.array([0.1] * 10)) == 1.0  # term by term: 0.9999999999999999
+    assert exact_sum(np.array([1e308, 1e308, -1e308])) == 1e308  # no intermediate overflow
+    assert exact_sum(np.array([1.7976931348623157e308] * 2)) == math.inf
+    assert exact_sum(np.array([math.inf, 1.0])) == math.inf
+    assert math.isnan(exact_sum(np.array([math.inf, -math.inf])))
+    assert math.isnan(exact_sum(np.array([math.nan, 1.0])))

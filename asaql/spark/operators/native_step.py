@@ -38,25 +38,41 @@ from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, key_watermarks
 from asaql.runtime.step import StepSpec
+from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
 
 
-def native_reason(spec: StepSpec, types: dict) -> str | None:
+def native_reason(spec: StepSpec, types: dict, exact_sums: bool = False) -> str | None:
     """What only the built step knows and the plan does not (asaql/plan/step_path.py decides
     the rest; `types`: the step input's Spark types): a CAST in a windowed statement that can
     fail sets events aside as FAILED rows, which only the general step writes; and a sum of
-    floating-point values depends on the order of its terms, which Spark's merge of partial
-    sums does not fix, so SUM and AVG of anything but whole numbers keep the general step's
-    order (its results, repeatable on replay)."""
+    floating-point values added term by term depends on the order of its terms, which Spark's
+    merge of partial sums does not fix: SUM and AVG of them take this path only with the JVM
+    engine's exact sums (`exact_sums`: ExactSum.scala, the same value as the general step's
+    asaql/runtime/exact_sum.py whatever the order)."""
     if any(statement.failure is not None for statement in spec.statements):
         return "a CAST or a JavaScript UDF that can fail in a windowed statement"
     for statement in spec.statements:
         for aggregate in statement.aggregates:
-            if aggregate.function in ("sum", "avg") and not isinstance(
-                    types.get(aggregate.column), T.IntegralType):
-                return f"{aggregate.function.upper()} of floating-point values"
+            if aggregate.function not in ("sum", "avg"):
+                continue
+            kind = types.get(aggregate.column)
+            if isinstance(kind, T.IntegralType):
+                continue
+            if not isinstance(kind, T.FractionalType) or isinstance(kind, T.DecimalType):
+                return f"{aggregate.function.upper()} of {kind.simpleString() if kind else 'text'}"
+            if not exact_sums:
+                return (f"{aggregate.function.upper()} of floating-point values without the "
+                        "JVM engine's exact sums")
     return None
+
+
+def floating_columns(spec: StepSpec, types: dict) -> frozenset:
+    """The columns SUM and AVG read that hold floating-point values (summed exactly)."""
+    return frozenset(a.column for s in spec.statements for a in s.aggregates
+                     if a.function in ("sum", "avg")
+                     and isinstance(types.get(a.column), T.FractionalType))
 
 
 @dataclass
@@ -89,8 +105,10 @@ class NativeState:
 class NativeStep:
     """step input micro-batch → the general step's output rows, as a batch DataFrame."""
 
-    def __init__(self, spec: StepSpec, out_schema: T.StructType, folder: str):
+    def __init__(self, spec: StepSpec, out_schema: T.StructType, folder: str,
+                 floating: frozenset = frozenset()):
         self.spec = spec
+        self.floating = floating  # SUM/AVG columns of doubles: exact sums (JVM engine)
         self.out_schema = out_schema
         self.folder = Path(folder)
         self.cached: list[DataFrame] = []
@@ -284,12 +302,12 @@ class NativeStep:
             events = events.withColumn("_k", F.explode(steps)) \
                 .withColumn("_end", F.col("_first") + F.col("_k") * F.lit(hop))
         keys = ["_scope", "_end", *dict.fromkeys(st.groups)]
-        partials = events.groupBy(*keys).agg(*_partials(st))
+        partials = events.groupBy(*keys).agg(*partial_columns(st, self.floating))
         if previous is not None and self._open_path(previous, st.index).exists():
             stored = rows.sparkSession.read.schema(partials.schema).parquet(
                 str(self._open_path(previous, st.index)))
             partials = partials.unionByName(stored)
-        merged = partials.groupBy(*keys).agg(*_merge(st))
+        merged = partials.groupBy(*keys).agg(*merge_columns(st, self.floating))
         if combined:
             merged = merged.withColumn("_due", F.lit(closing.get("*", NONE)).cast("long"))
         else:
@@ -310,7 +328,7 @@ class NativeStep:
             F.lit(C.RESULT).alias(C.ROW_KIND), F.lit(st.index).alias(C.STATEMENT),
             F.col("_scope").alias(C.KEY), F.timestamp_micros("_end").alias(C.SYSTEM_TIMESTAMP),
             *[F.col(g).alias(r) for g, r in zip(st.groups, st.result_groups)],
-            *[_finish(a, i).alias(r) for i, (a, r) in
+            *[finished(a, i, self.floating).alias(r) for i, (a, r) in
               enumerate(zip(st.aggregates, st.result_aggregates))])
         return result, sum(row["_open"] for row in summary)
 
@@ -351,38 +369,6 @@ def _stats_columns() -> list[Column]:
         F.min(F.when(good & F.col("_late"), F.struct(
             F.col(C.ARRIVAL), F.col(C.FILE), F.col(C.LINE), late_sample))).alias("_late_sample"),
     ]
-
-
-def _partials(st) -> list[Column]:
-    """Per aggregate: its partial columns over one micro-batch's events."""
-    columns = []
-    for i, a in enumerate(st.aggregates):
-        value = F.lit(1) if a.column is None else F.col(a.column)
-        if a.function == "count":
-            columns.append(F.count(value).alias(f"_p{i}"))
-        elif a.function == "avg":  # whole numbers (native_reason): their sum is exact
-            columns += [F.sum(value).alias(f"_p{i}"), F.count(value).alias(f"_q{i}")]
-        else:
-            columns.append(getattr(F, a.function)(value).alias(f"_p{i}"))
-    return columns
-
-
-def _merge(st) -> list[Column]:
-    merge = {"count": F.sum, "sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}
-    columns = []
-    for i, a in enumerate(st.aggregates):
-        columns.append(merge[a.function](f"_p{i}").alias(f"_p{i}"))
-        if a.function == "avg":
-            columns.append(F.sum(f"_q{i}").alias(f"_q{i}"))
-    return columns
-
-
-def _finish(aggregate, i: int) -> Column:
-    if aggregate.function == "avg":
-        return F.when(F.col(f"_q{i}") > 0, F.col(f"_p{i}").cast("double") / F.col(f"_q{i}"))
-    if aggregate.function == "count":
-        return F.coalesce(F.col(f"_p{i}"), F.lit(0))
-    return F.col(f"_p{i}")
 
 
 def _conform(frame: DataFrame, schema: T.StructType) -> DataFrame:

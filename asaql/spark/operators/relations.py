@@ -8,6 +8,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
@@ -15,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
+from asaql.errors import ConfigurationError
 from asaql.inputs.formats import InputFormat
 from asaql.plan.step_path import general_step_reason
 from asaql.plan.nodes import (
@@ -29,7 +31,7 @@ from asaql.spark.lowering.windowing import (
     WindowedStatement, is_windowed, prepare, split_windowed,
 )
 from asaql.spark.operators.joins import JoinGroup, join_stream
-from asaql.spark.operators.native_step import NativeStep, native_reason
+from asaql.spark.operators.native_step import NativeStep, floating_columns, native_reason
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.declared_schema import declared_struct
 from asaql.spark.sources import (
@@ -176,10 +178,17 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
         upstream=isinstance(source, ReadStage), writes_stage=group.writes_stage)
     batch_step = None
+    types = {f.name: f.dataType for f in step_input.schema.fields}
+    reason = native_reason(spec, types, exact_sums=jvm)
+    if native_folder is not None and os.path.isdir(native_folder) and reason is not None:
+        # the checkpoint's windows are the native step's: the general step would start empty
+        raise ConfigurationError(
+            f"this checkpoint's windows were kept by the native step, which cannot run them "
+            f"now: {reason} (run it with the JVM engine, as it started)")
     if native_folder is not None and step_input.isStreaming \
-            and general_step_reason(source, group.writes) is None \
-            and native_reason(spec, {f.name: f.dataType for f in step_input.schema.fields}) is None:
-        batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder), renames)
+            and general_step_reason(source, group.writes) is None and reason is None:
+        batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
+                                            floating_columns(spec, types)), renames)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:

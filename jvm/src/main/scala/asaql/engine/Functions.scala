@@ -7,7 +7,7 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, IntegerType, StringType, StructType}
+import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType, StructType}
 
 /** The SQL functions the JVM engine gives asaql, by name: registered in a session by the
   * extension (`spark.sql.extensions=asaql.engine.Extensions`, which also serves a Spark Connect
@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, IntegerType, StringType, StructType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "4"
+  val Version = "5"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -32,7 +32,20 @@ object Functions {
       }),
     text("asaql_bracket_depth", "depth", IntegerType, 1),
     text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
-    text("asaql_repeated_key", "repeatedKey", StringType, 2))
+    text("asaql_repeated_key", "repeatedKey", StringType, 2),
+    (FunctionIdentifier(ExactSum.Name),
+      new ExpressionInfo(classOf[ExactSum].getName, ExactSum.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${ExactSum.Name} takes 1 argument")
+        ExactSum(args.head)
+      }),
+    (FunctionIdentifier(ExactSum.ValueName),
+      new ExpressionInfo(ExactSumValue.getClass.getName, ExactSum.ValueName),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${ExactSum.ValueName} takes 1 argument")
+        StaticInvoke(ExactSumValueClass, DoubleType, "of", args, propagateNull = true,
+          returnNullable = false)
+      }))
 
   /** A method of RecordText, called by generated code (NULL in, NULL out). */
   private def text(name: String, method: String, result: DataType, arity: Int) =
@@ -45,6 +58,7 @@ object Functions {
 
   // the class whose static methods forward to the object's
   private lazy val RecordTextClass = Class.forName("asaql.engine.RecordText")
+  private lazy val ExactSumValueClass = Class.forName("asaql.engine.ExactSumValue")
 
   /** asaql_json_record(text, schema_json, options_json, max_depth) */
   private def jsonRecord(args: Seq[Expression]): Expression = {
