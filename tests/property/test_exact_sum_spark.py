@@ -8,6 +8,7 @@ Examples: ASAQL_EXACT_SUM_EXAMPLES (default 10); each is one Spark job over many
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -66,3 +67,37 @@ def test_no_value_is_null_and_zeros_are_positive(spark):
         .orderBy("g").collect()
     assert rows[0]["t"] is None
     assert _bits(rows[1]["t"]) == _bits(0.0) == _bits(rows[2]["t"])
+
+
+def test_a_checkpoint_whose_windows_sum_doubles_exactly_refuses_the_python_steps(spark, tmp_path):
+    """The native step kept the windows (exact sums need the JVM engine): resumed with
+    `--engine python` the general step would start from an empty state, so the run refuses."""
+    import pytest
+
+    from asaql.compiler.pipeline import compile_query
+    from asaql.errors import ConfigurationError
+    from asaql.plan.policy import EventOrderingPolicy
+    from asaql.run.runner import RunOptions, run
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text("".join(
+        f'{{"t": "2021-01-01T00:00:{s:02d}Z", "EventEnqueuedUtcTime": "2021-01-01T00:00:{s:02d}Z", '
+        f'"v": {s / 10}}}\n' for s in range(30)))
+    compiled = compile_query("SELECT AVG(v) AS mean, SUM(v) AS total INTO out FROM input "
+                             "TIMESTAMP BY t GROUP BY TumblingWindow(second, 10)",
+                             EventOrderingPolicy.from_options("5s", "0s"))
+
+    def options(engine):
+        return RunOptions(inputs={"input": str(folder)}, outputs={"out": str(tmp_path / "o.jsonl")},
+                          errors_path=str(tmp_path / "e.jsonl"), checkpoint=str(tmp_path / "ck"),
+                          engine=engine)
+
+    run(compiled, options("jvm"), spark=spark)
+    assert (tmp_path / "ck" / "source-0" / "native").is_dir()
+    rows = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    ends = [-(-s // 10) for s in range(30)]  # windows (end − 10 s, end]
+    assert [r["total"] for r in rows] == [math.fsum(s / 10 for s in range(30) if ends[s] == end)
+                                          for end in sorted(set(ends))]
+    with pytest.raises(ConfigurationError, match="kept by the native step.*JVM engine"):
+        run(compiled, options("python"), spark=spark)
