@@ -31,6 +31,10 @@ SESSION_CONF = {
     # ~10 py4j round trips a call (57% of a one-event run's) and an import of IPython when it
     # is installed. asaql's errors name the statement themselves (failures.py).
     "spark.python.sql.dataFrameDebugging.enabled": "false",
+    # The native step caches each micro-batch's policy'd rows for its passes (stats, windows,
+    # the writer): compressing the cache (dictionary and run-length statistics gathered per
+    # column per row) cost more than the window function it caches (1M events: 4.6 → 2.5 s).
+    "spark.sql.inMemoryColumnarStorage.compressed": "false",
 }
 
 
@@ -38,7 +42,8 @@ SESSION_CONF = {
 # server starts: its UI, its driver's memory).
 RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark.enabled",
                 "spark.sql.streaming.noDataMicroBatches.enabled", "spark.sql.ansi.enabled",
-                "spark.sql.parquet.outputTimestampType")
+                "spark.sql.parquet.outputTimestampType",
+                "spark.sql.inMemoryColumnarStorage.compressed")
 
 
 def build_session(master: str | None = None, spark_log: str | None = None,
