@@ -35,6 +35,11 @@ SESSION_CONF = {
     # the writer): compressing the cache (dictionary and run-length statistics gathered per
     # column per row) cost more than the window function it caches (1M events: 4.6 → 2.5 s).
     "spark.sql.inMemoryColumnarStorage.compressed": "false",
+    # The optimizer's constraint propagation grows with every alias of every CASE over a wide
+    # row: corpus query 260 (a step joined with its own input, 25 columns, three CASEs) spent
+    # minutes in it before its first micro-batch (found by tests/corpus/test_corpus_engines.py).
+    # It only infers filters asaql does not need (its rows are filtered where they are made).
+    "spark.sql.constraintPropagation.enabled": "false",
 }
 
 
@@ -43,7 +48,8 @@ SESSION_CONF = {
 RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark.enabled",
                 "spark.sql.streaming.noDataMicroBatches.enabled", "spark.sql.ansi.enabled",
                 "spark.sql.parquet.outputTimestampType",
-                "spark.sql.inMemoryColumnarStorage.compressed")
+                "spark.sql.inMemoryColumnarStorage.compressed",
+                "spark.sql.constraintPropagation.enabled")
 
 
 def build_session(master: str | None = None, spark_log: str | None = None,

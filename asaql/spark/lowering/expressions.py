@@ -318,12 +318,16 @@ def _unwrap_variants(left: Column, right: Column, scope: Scope) -> tuple[Column,
 def _as_numbers_if_mixed(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
     """Text compared with a number is read as a float (a CSV input's values are text): Spark
     would cast the text to the number's type, and '25.6' > 25 would compare 25 with 25. Text
-    that is not a number reads as NULL, so the comparison is not true."""
+    that is not a number reads as NULL, so the comparison is not true. A bit compared with a
+    number is 0 or 1, as T-SQL converts it (Spark refuses to compare them)."""
     kinds = [scope.type_of(side) for side in (left, right)]
     numeric = [isinstance(kind, T.NumericType) for kind in kinds]
     text = [isinstance(kind, T.StringType) for kind in kinds]
+    bit = [isinstance(kind, T.BooleanType) for kind in kinds]
     if (text[0] and numeric[1]) or (numeric[0] and text[1]):
         return left.cast("double"), right.cast("double")
+    if (bit[0] and numeric[1]) or (numeric[0] and bit[1]):
+        return (left.cast("bigint") if bit[0] else left), (right.cast("bigint") if bit[1] else right)
     return left, right
 
 

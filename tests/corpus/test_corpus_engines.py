@@ -1,0 +1,102 @@
+"""The real-world corpus as a differential test of the JVM engine (issue 26): each query run on
+events synthesized from the fields it reads (tests/corpus_events.py: three partitions, late,
+early and out-of-order events, malformed lines, reference tables whose keys meet the events')
+gives the same output files and the same errors file through `--engine jvm` (the JVM engine's
+reader, and the native step's exact sums) and `--engine python` (the Python steps).
+
+A query whose run fails must fail the same way through both. The queries are a fixed sample
+of the accepted ones, spread over the corpus by a hash of their file names:
+ASAQL_CORPUS_ENGINE_QUERIES (default 10; "all" runs every accepted query, a few seconds
+each); ASAQL_CORPUS_ENGINE_REPORT=FILE writes what each run gave, one JSON line per query."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from asa_corpus import CORPUS, check_errors, corpus_queries
+from corpus_events import timestamp_fields, write_reference, write_stream
+
+pytestmark = pytest.mark.skipif(not (CORPUS / "index.json").is_file(),
+                                reason=f"the ASA query corpus is not at {CORPUS}")
+
+SAMPLE = os.environ.get("ASAQL_CORPUS_ENGINE_QUERIES", "10")
+REPORT = os.environ.get("ASAQL_CORPUS_ENGINE_REPORT")  # a file: one JSON line per query
+
+
+def _sample() -> list:
+    if not (CORPUS / "index.json").is_file():
+        return []
+    queries = [q for q in corpus_queries() if q.valid]
+    queries.sort(key=lambda q: hashlib.sha1(q.file.encode()).hexdigest())
+    return queries if SAMPLE == "all" else queries[:int(SAMPLE)]
+
+
+def _fields(compiled) -> dict[str, dict]:
+    from asaql.compiler.check import _fields_read
+
+    fields: dict[str, dict] = {}
+    for statement in compiled.statements:
+        for node, source in _fields_read(statement):
+            level = fields.setdefault(source.lower(), {})
+            for part in node.path:
+                level = level.setdefault(part.lower(), {"": part})
+    return fields
+
+
+def _run(spark, compiled, work: Path, inputs: dict, references: dict, functions: dict,
+         engine: str):
+    from asaql.run.runner import RunOptions, run
+
+    out = work / engine
+    out.mkdir()
+    options = RunOptions(inputs=inputs, references=references, functions=functions,
+                         outputs={name: str(out / f"{name}.jsonl")
+                                  for name in compiled.output_names},
+                         errors_path=str(out / "errors.jsonl"), checkpoint=str(out / "ck"),
+                         engine=engine)
+    try:
+        run(compiled, options, spark=spark)
+    except Exception as error:  # noqa: BLE001 — compared between the engines
+        return {"error": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
+    return {path.name: path.read_text(encoding="utf-8")
+            for path in sorted(out.glob("*.jsonl"))}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("query", _sample(), ids=lambda q: q.file)
+def test_a_corpus_query_gives_the_same_rows_through_both_engines(spark, query, tmp_path):
+    from asa_corpus import _function_files
+    from asaql.compiler.pipeline import compile_query
+    from asaql.spark.jvm_functions import engine_problem
+
+    assert engine_problem(spark) is None
+    if check_errors(query):
+        pytest.skip(f"{query.file} is not accepted yet (tests/corpus/test_asa_corpus.py)")
+    compiled = compile_query(query.text, references=query.references)
+    functions = _function_files(compiled, tmp_path / "Functions")
+    compiled = compiled.with_functions(functions)
+    fields = _fields(compiled)
+    kinds = dict.fromkeys(timestamp_fields(compiled.statements), "datetime")
+    seed = int(hashlib.sha1(query.file.encode()).hexdigest()[:8], 16)
+    inputs, references = {}, {}
+    for number, alias in enumerate(compiled.input_names):
+        folder = tmp_path / "inputs" / f"input-{number}"
+        write_stream(folder, fields.get(alias.lower(), {}), kinds, seed + number)
+        inputs[alias] = str(folder)
+    for number, alias in enumerate(compiled.reference_names):
+        path = tmp_path / "inputs" / f"reference-{number}.json"
+        write_reference(path, fields.get(alias.lower(), {}), kinds, seed + 100 + number)
+        references[alias] = str(path)
+    jvm = _run(spark, compiled, tmp_path, inputs, references, functions, "jvm")
+    python = _run(spark, compiled, tmp_path, inputs, references, functions, "python")
+    if REPORT:  # one line per query: what its run gave (a survey of the corpus on such events)
+        summary = jvm.get("error") or {name: text.count("\n") for name, text in jvm.items()}
+        with open(REPORT, "a", encoding="utf-8") as report:
+            report.write(json.dumps({"file": query.file, "jvm": summary,
+                                     "same": jvm == python}) + "\n")
+    assert jvm == python
