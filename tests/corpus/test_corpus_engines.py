@@ -5,8 +5,9 @@ gives the same output files and the same errors file through `--engine jvm` (the
 reader, and the native step's exact sums) and `--engine python` (the Python steps).
 
 A query whose run fails must fail the same way through both. The queries are a fixed sample
-of the accepted ones, spread over the corpus by a hash of their file names:
-ASAQL_CORPUS_ENGINE_QUERIES (default 10; "all" runs every accepted query, a few seconds
+of the accepted ones, spread over the corpus by a hash of their file names, and the ones that
+found a bug (FOUND):
+ASAQL_CORPUS_ENGINE_QUERIES (default 8; "all" runs every accepted query, a few seconds
 each); ASAQL_CORPUS_ENGINE_REPORT=FILE writes what each run gave, one JSON line per query."""
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from corpus_events import timestamp_fields, write_reference, write_stream
 pytestmark = pytest.mark.skipif(not (CORPUS / "index.json").is_file(),
                                 reason=f"the ASA query corpus is not at {CORPUS}")
 
-SAMPLE = os.environ.get("ASAQL_CORPUS_ENGINE_QUERIES", "10")
+SAMPLE = os.environ.get("ASAQL_CORPUS_ENGINE_QUERIES", "8")
+# queries that found a bug here, always run: 260 (a step joined with its input) hung in Spark's
+# constraint propagation and compared a bit with a number
+FOUND = ("260.asaql",)
 REPORT = os.environ.get("ASAQL_CORPUS_ENGINE_REPORT")  # a file: one JSON line per query
 
 
@@ -33,7 +37,9 @@ def _sample() -> list:
         return []
     queries = [q for q in corpus_queries() if q.valid]
     queries.sort(key=lambda q: hashlib.sha1(q.file.encode()).hexdigest())
-    return queries if SAMPLE == "all" else queries[:int(SAMPLE)]
+    if SAMPLE == "all":
+        return queries
+    return queries[:int(SAMPLE)] + [q for q in queries[int(SAMPLE):] if q.file in FOUND]
 
 
 def _fields(compiled) -> dict[str, dict]:
