@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import given
+from hypothesis import strategies as st
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
@@ -121,5 +122,49 @@ def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path
                            for name, path in outputs.items()}
         assert lines["native"] == lines["general"]
         assert (work / "native-ck" / "source-0" / "native").is_dir()  # it took the native path
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+arrival_files = st.lists(st.lists(st.tuples(st.sampled_from(["d1", "d2", "d3"]), st.integers(0, 2),
+                                            st.integers(0, 40), st.integers(-5, 5)),
+                                  min_size=1, max_size=12), min_size=1, max_size=4)
+
+
+@property_settings(max(EXAMPLES // 4, 5))
+@given(files=arrival_files, by_partition=st.booleans())
+def test_arrival_time_windows_are_the_same_on_both_steps(files, by_partition, spark, tmp_path):
+    """No TIMESTAMP BY: System.Timestamp is the arrival time and the native step needs no order
+    (no window function): one file per micro-batch, a later file's arrivals sometimes before an
+    earlier one's (adjusted up to the watermark windows closed on), both steps the same lines."""
+    work = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        folder = work / "input"
+        folder.mkdir()
+        for number, records in enumerate(files):
+            lines = [json.dumps({"deviceId": device, "PartitionId": partition, "v": value,
+                                 "EventEnqueuedUtcTime": f"2021-01-01T00:00:{second:02d}Z"})
+                     for device, partition, second, value in sorted(records, key=lambda r: r[2])]
+            path = folder / f"part-{number}.jsonl"
+            path.write_text("\n".join(lines) + "\n")
+            os.utime(path, (1_600_000_000 + number, 1_600_000_000 + number))
+        over = " PARTITION BY PartitionId" if by_partition else ""
+        groups = "deviceId, PartitionId" if by_partition else "deviceId"
+        compiled = compile_query(
+            f"SELECT deviceId, v, System.Timestamp() AS ts INTO events FROM input{over}\n"
+            f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n, SUM(v) AS total "
+            f"INTO windows FROM input{over} GROUP BY {groups}, TumblingWindow(second, 10)",
+            EventOrderingPolicy.from_options("5s", "0s"))
+        lines = {}
+        for step in ("general", "native"):
+            outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
+            run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
+                                     errors_path=str(work / f"{step}-errors.jsonl"),
+                                     checkpoint=str(work / f"{step}-ck"), step=step,
+                                     max_files_per_trigger=1), spark=spark)
+            lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
+                           for name, path in outputs.items()}
+        assert lines["native"] == lines["general"]
+        assert (work / "native-ck" / "source-0" / "native").is_dir()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -41,6 +41,9 @@ from asaql.runtime.step import StepSpec
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
+# An out-of-order tolerance this large (the arrival-time policy's) never binds: Spark's datetimes
+# are within ±2^58 µs of 1970
+UNBOUNDED_DISORDER = 2 ** 62
 
 
 def native_reason(spec: StepSpec, types: dict, exact_sums: bool = False) -> str | None:
@@ -204,10 +207,16 @@ class NativeStep:
             arrival.alias("_arrival_us"))
         first = with_key_values(first, C.KEY, "_carried", state.largest)
         candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
-        order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
-            .rowsBetween(Window.unboundedPreceding, -1)
-        before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
-        bound = before - F.lit(policy.ooo_us)
+        if policy.ooo_us >= UNBOUNDED_DISORDER:
+            # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
+            # this, is below every datetime, so only the floor binds and no order is needed:
+            # no shuffle, no sort, no window function
+            bound = F.lit(None).cast("long")
+        else:
+            order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
+                .rowsBetween(Window.unboundedPreceding, -1)
+            before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
+            bound = before - F.lit(policy.ooo_us)
         if ordered and state.emitted:
             if self.spec.scope == "combined":
                 bound = F.greatest(bound, F.lit(_known(state.emitted.get("*"))).cast("long"))
