@@ -32,10 +32,13 @@ Examples:
               help="An ASA JobConfig.json: the event-ordering settings of every case that "
                    "does not give its own.")
 @click.option("--master", help="Spark master URL (default local[2]).")
+@click.option("--engine", type=click.Choice(["jvm", "python"]), default="jvm", show_default=True,
+              help="As `asaql run --engine`: the JVM engine where it covers a statement, or "
+                   "the Python steps only (the same rows).")
 @click.option("--functions", "functions_dir", type=click.Path(file_okay=False, exists=True),
               metavar="DIR", help="With --config: the JavaScript UDFs and UDAs (default: the "
                                   "Functions/ folder beside the query).")
-def test(folder, config_path, query_path, output_path, junit_path, job_config, master,
+def test(folder, config_path, query_path, output_path, junit_path, job_config, master, engine,
          functions_dir) -> None:
     """Run query tests: golden case folders below FOLDER (default: the current folder), or
     ASA's testConfig.json. A line per case, a diff of rows for a failure; exit 1 when one
@@ -66,7 +69,7 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
         functions = read_functions(functions_dir) if functions_dir else {}
         spark = build_session(master, spark_log=default_spark_log())
         results = asa_cases.run_asa_cases(query_file, cases, Path(output_path), spark,
-                                          policy or EventOrderingPolicy(), functions)
+                                          policy or EventOrderingPolicy(), functions, engine)
         summary = suite.summary_json(results, query_file, clock.monotonic() - started)
         suite.write_text(str(Path(output_path) / "testResultSummary.json"),
                          json.dumps(summary, indent=2))
@@ -77,7 +80,7 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
         if not golden.discover(root):
             raise click.UsageError(f"no test case below {root}: a case is a folder with query.sql")
         spark = build_session(master, spark_log=default_spark_log())
-        results = suite.run_golden_cases(root, spark, policy)
+        results = suite.run_golden_cases(root, spark, policy, engine)
     for result in results:
         click.echo(f"{'PASS' if result.passed else 'FAIL'}  {result.name}  ({result.seconds:.1f} s)")
         if not result.passed:

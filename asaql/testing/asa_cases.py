@@ -97,8 +97,10 @@ def _relative(base: Path, file: str) -> Path:
 
 
 def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spark,
-                  policy: EventOrderingPolicy, functions=None) -> list[CaseResult]:
-    """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl."""
+                  policy: EventOrderingPolicy, functions=None,
+                  engine: str = "jvm") -> list[CaseResult]:
+    """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl
+    (`engine`: as `asaql run --engine`)."""
     from asaql.compiler.pipeline import compile_query
     from asaql.run.runner import RunOptions, run
 
@@ -122,7 +124,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
                     outputs=outputs, errors_path=str(folder / "errors.jsonl"),
                     kafka_start=case.start,
                     references=_resolve(compiled.reference_names, references, "reference"),
-                    functions=dict(functions or {}))
+                    functions=dict(functions or {}), engine=engine)
                 run(compiled, options, spark=spark)
             result.outputs = _asa_outputs(case, outputs)
         except AsaqlError as error:

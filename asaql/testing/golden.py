@@ -100,8 +100,9 @@ def _bind(names: tuple[str, ...], files: dict[str, Path], what: str) -> dict[str
     return {by_key.get(alias.lower(), alias): path for alias, path in files.items()}
 
 
-def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
-    """Run the case's query on Spark; output alias → rows, in the order they were written."""
+def run_case(case: Case, spark=None, engine: str = "jvm") -> dict[str, list[dict]]:
+    """Run the case's query on Spark; output alias → rows, in the order they were written.
+    `engine`: as `asaql run --engine`."""
     from asaql.run.runner import RunOptions, run
 
     compiled = compile_query(case.query, case.policy(), tuple(case.references))
@@ -117,7 +118,7 @@ def run_case(case: Case, spark=None) -> dict[str, list[dict]]:
                              references=_bind(compiled.reference_names,
                                               {k: str(v) for k, v in case.references.items()},
                                               "reference"),
-                             functions=case_functions(case.folder))
+                             functions=case_functions(case.folder), engine=engine)
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
 

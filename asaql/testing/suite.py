@@ -64,10 +64,11 @@ class CaseResult:
 # ----------------------------------------------------------------- golden case folders
 
 
-def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = None
-                     ) -> list[CaseResult]:
+def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = None,
+                     engine: str = "jvm") -> list[CaseResult]:
     """Every case folder below `root` (a folder with query.sql). `policy`: the event-ordering
-    settings of cases whose case.toml does not give them (--job-config)."""
+    settings of cases whose case.toml does not give them (--job-config); `engine`: as
+    `asaql run --engine`."""
     results = []
     for folder in golden.discover(root):
         started = time.monotonic()
@@ -83,7 +84,7 @@ def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = Non
                     "error", MATCHED if error == want else NOT_EQUAL,
                     str(case.expected_error), diff=row_diff([want], [str(error)], "error")))
             else:
-                actual = golden.run_case(case, spark=spark)
+                actual = golden.run_case(case, spark=spark, engine=engine)
                 result.outputs = _golden_outputs(case, actual)
         except AsaqlError as error:
             result.error = error.render(_query_text(folder), str(folder / "query.sql"))

@@ -52,6 +52,10 @@ def test_test_runs_case_folders_prints_a_line_and_a_diff_and_writes_junit(spark,
     failed = [c for c in suite.findall("testcase") if c.find("failure") is not None]
     assert [c.get("name") for c in failed] == ["bad"]
     assert "Count_make" in failed[0].find("failure").text
+    # the Python steps only (`--engine python`, as `asaql run`): the same verdicts and diff
+    python = invoke("test", str(two_cases), "--engine", "python")
+    assert python.exit_code == 1 and python.stdout.splitlines()[0].startswith("FAIL  bad")
+    assert '+{"Count_make":2,"Time":"2015-01-01T00:00:02.0000000Z"}' in python.stdout
 
 
 def test_test_reads_asas_test_configuration_and_writes_its_summary(spark, tmp_path):

@@ -95,8 +95,9 @@ def test_fuzz_queries():
             continue
         fast = assert_same(text)
         outcomes[fast] = outcomes.get(fast, 0) + 1
-    # both outcomes well represented (the mix moves with the goldens the mutations start from)
-    assert outcomes["ok"] >= 40 and outcomes.get("declined: syntax", 0) >= 40
+    # both outcomes well represented (the mix moves with the goldens the mutations start from:
+    # a golden added this session took "ok" from 40 to 39 of 600)
+    assert outcomes["ok"] >= 30 and outcomes.get("declined: syntax", 0) >= 30, outcomes
 
 
 # ---------------------------------------------------------------- targeted cases
