@@ -247,7 +247,7 @@ def _(node: E.UnaryOp, scope: Scope) -> Column:
     if node.op == "NOT":
         return ~operand
     if node.op == "-":
-        return -operand
+        return -_bit_as_number(operand, scope)
     if node.op == "~":
         if isinstance(scope.type_of(operand), T.BooleanType):
             return ~operand  # ~ of a bit is a bit
@@ -264,12 +264,19 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
         left, right = _unwrap_variants(left, right, scope)
     if node.op in _COMPARISONS:
         left, right = _as_numbers_if_mixed(left, right, scope)
+    if node.op in _ARITHMETIC:  # a bit in arithmetic is 0 or 1 (Spark refuses BOOLEAN there)
+        left, right = (_bit_as_number(side, scope) for side in (left, right))
     if node.op in _BITWISE:
         return _bitwise(node.op, left, right, scope)
     return _BINARY[node.op](left, right)
 
 
 _BITWISE = {"&": "AND", "|": "OR", "^": "XOR"}
+_ARITHMETIC = ("+", "-", "*", "/", "%")
+
+
+def _bit_as_number(value: Column, scope: Scope) -> Column:
+    return value.cast("bigint") if isinstance(scope.type_of(value), T.BooleanType) else value
 
 
 def _bitwise(op: str, left: Column, right: Column, scope: Scope) -> Column:
