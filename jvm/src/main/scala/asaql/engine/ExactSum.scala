@@ -9,18 +9,97 @@ import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggreg
 import org.apache.spark.sql.catalyst.trees.UnaryLike
 import org.apache.spark.sql.types.{BinaryType, DataType, DoubleType}
 
-/** The exact sum of doubles, kept as non-overlapping partials (Shewchuk's algorithm, as Python's
-  * `math.fsum`): adding a value or merging another sum changes no bit of the exact total, so
-  * the sum rounded once at the end is the same whatever order Spark's tasks add and merge in.
-  * asaql/runtime/exact_sum.py computes the same value for the general step.
+/** Non-overlapping partials whose exact sum is the sum of the values added (Shewchuk's
+  * algorithm, as Python's `math.fsum` keeps them). */
+final class Partials(private var values: Array[Double], private var count: Int) {
+  def this() = this(new Array[Double](4), 0)
+
+  def isZero: Boolean = count == 0
+
+  def add(value: Double): Unit = {
+    var x = value
+    var i, j = 0
+    while (j < count) {
+      var y = values(j)
+      if (math.abs(x) < math.abs(y)) { val t = x; x = y; y = t }
+      val hi = x + y
+      val lo = y - (hi - x)
+      if (lo != 0.0) { values(i) = lo; i += 1 }
+      x = hi
+      j += 1
+    }
+    count = i
+    if (x != 0.0) {
+      if (count == values.length) values = java.util.Arrays.copyOf(values, count * 2)
+      values(count) = x
+      count += 1
+    }
+  }
+
+  def addAll(other: Partials): Unit = {
+    var i = 0
+    while (i < other.count) { add(other.values(i)); i += 1 }
+  }
+
+  def exact: java.math.BigDecimal = {
+    var total = java.math.BigDecimal.ZERO
+    var i = 0
+    while (i < count) { total = total.add(new java.math.BigDecimal(values(i))); i += 1 }
+    total
+  }
+
+  /** The exact sum rounded once, as `math.fsum` finishes (with its half-even fix). */
+  def rounded: Double = {
+    var n = count
+    var hi = 0.0
+    var lo = 0.0
+    if (n > 0) {
+      n -= 1
+      hi = values(n)
+      var exact = true
+      while (n > 0 && exact) {
+        val x = hi
+        n -= 1
+        val y = values(n)
+        hi = x + y
+        lo = y - (hi - x)
+        if (lo != 0.0) exact = false
+      }
+      if (n > 0 && ((lo < 0.0 && values(n - 1) < 0.0) || (lo > 0.0 && values(n - 1) > 0.0))) {
+        val y = lo * 2.0
+        val x = hi + y
+        if (y == x - hi) hi = x
+      }
+    }
+    hi
+  }
+
+  def size: Int = count
+
+  def writeValues(buffer: ByteBuffer): Unit = {
+    var i = 0
+    while (i < count) { buffer.putDouble(values(i)); i += 1 }
+  }
+}
+
+object Partials {
+  def readValues(buffer: ByteBuffer, count: Int): Partials = {
+    val values = new Array[Double](math.max(4, count))
+    var i = 0
+    while (i < count) { values(i) = buffer.getDouble(); i += 1 }
+    new Partials(values, count)
+  }
+}
+
+/** The exact sum of doubles: adding a value or merging another sum changes no bit of the exact
+  * total, so the sum rounded once at the end is the same whatever order Spark's tasks add and
+  * merge in. asaql/runtime/exact_sum.py computes the same value for the general step.
   *
   * Values of magnitude 2^960 or more are kept apart, scaled by 2^-128 (exactly), so no
   * intermediate sum can overflow; NaN and infinities are flags. */
-final class ExactSumState {
-  private var partials = new Array[Double](4)
-  private var count = 0
-  private var bigPartials = new Array[Double](0)
-  private var bigCount = 0
+final class ExactSumState(val partials: Partials, val big: Partials) {
+  def this() = this(new Partials, new Partials)
+
   var seen = false
   var nan = false
   var positiveInfinity = false
@@ -31,40 +110,8 @@ final class ExactSumState {
     if (value.isNaN) nan = true
     else if (value == Double.PositiveInfinity) positiveInfinity = true
     else if (value == Double.NegativeInfinity) negativeInfinity = true
-    else if (math.abs(value) >= ExactSumState.Big) addBig(value * ExactSumState.Down)
-    else addPartial(value)
-  }
-
-  private def addPartial(value: Double): Unit = {
-    var x = value
-    var i, j = 0
-    while (j < count) {
-      var y = partials(j)
-      if (math.abs(x) < math.abs(y)) { val t = x; x = y; y = t }
-      val hi = x + y
-      val lo = y - (hi - x)
-      if (lo != 0.0) { partials(i) = lo; i += 1 }
-      x = hi
-      j += 1
-    }
-    count = i
-    if (x != 0.0) {
-      if (count == partials.length) partials = java.util.Arrays.copyOf(partials, count * 2)
-      partials(count) = x
-      count += 1
-    }
-  }
-
-  private def addBig(scaled: Double): Unit = {
-    // rare: swap the arrays, add, swap back
-    val (p, c) = (partials, count)
-    partials = if (bigPartials.length == 0) new Array[Double](4) else bigPartials
-    count = bigCount
-    addPartial(scaled)
-    bigPartials = partials
-    bigCount = count
-    partials = p
-    count = c
+    else if (math.abs(value) >= ExactSumState.Big) big.add(value * ExactSumState.Down)
+    else partials.add(value)
   }
 
   def merge(other: ExactSumState): Unit = {
@@ -72,39 +119,27 @@ final class ExactSumState {
     nan |= other.nan
     positiveInfinity |= other.positiveInfinity
     negativeInfinity |= other.negativeInfinity
-    var i = 0
-    while (i < other.count) { addPartial(other.partials(i)); i += 1 }
-    i = 0
-    while (i < other.bigCount) { addBig(other.bigPartials(i)); i += 1 }
+    partials.addAll(other.partials)
+    big.addAll(other.big)
   }
 
-  /** The exact sum rounded once to the nearest double (ties to even); NULL if nothing added. */
+  /** The exact sum rounded once to the nearest double (ties to even). */
   def value: Double = {
     if (nan || (positiveInfinity && negativeInfinity)) Double.NaN
     else if (positiveInfinity) Double.PositiveInfinity
     else if (negativeInfinity) Double.NegativeInfinity
-    else if (bigCount == 0) ExactSumState.rounded(partials, count)
-    else {
-      var exact = java.math.BigDecimal.ZERO
-      var i = 0
-      while (i < count) { exact = exact.add(new java.math.BigDecimal(partials(i))); i += 1 }
-      var big = java.math.BigDecimal.ZERO
-      i = 0
-      while (i < bigCount) { big = big.add(new java.math.BigDecimal(bigPartials(i))); i += 1 }
-      exact.add(big.multiply(new java.math.BigDecimal(java.math.BigInteger.TWO.pow(128))))
-        .doubleValue()
-    }
+    else if (big.isZero) partials.rounded
+    else partials.exact.add(big.exact.multiply(ExactSumState.Up)).doubleValue()
   }
 
+  /** flags, the two counts, then the partials' values and the big ones' */
   def toBytes: Array[Byte] = {
-    val buffer = ByteBuffer.allocate(1 + 8 + 8 * (count + bigCount))
+    val buffer = ByteBuffer.allocate(1 + 8 + 8 * (partials.size + big.size))
     buffer.put(((if (seen) 1 else 0) | (if (nan) 2 else 0) | (if (positiveInfinity) 4 else 0) |
       (if (negativeInfinity) 8 else 0)).toByte)
-    buffer.putInt(count).putInt(bigCount)
-    var i = 0
-    while (i < count) { buffer.putDouble(partials(i)); i += 1 }
-    i = 0
-    while (i < bigCount) { buffer.putDouble(bigPartials(i)); i += 1 }
+    buffer.putInt(partials.size).putInt(big.size)
+    partials.writeValues(buffer)
+    big.writeValues(buffer)
     buffer.array()
   }
 }
@@ -112,52 +147,20 @@ final class ExactSumState {
 object ExactSumState {
   private val Big = math.pow(2, 960)
   private val Down = math.pow(2, -128)
+  private val Up = new java.math.BigDecimal(java.math.BigInteger.TWO.pow(128))
 
   def read(bytes: Array[Byte]): ExactSumState = {
     val buffer = ByteBuffer.wrap(bytes)
     val flags = buffer.get()
-    val state = new ExactSumState
+    val count = buffer.getInt()
+    val bigCount = buffer.getInt()
+    val partials = Partials.readValues(buffer, count)
+    val state = new ExactSumState(partials, Partials.readValues(buffer, bigCount))
     state.seen = (flags & 1) != 0
     state.nan = (flags & 2) != 0
     state.positiveInfinity = (flags & 4) != 0
     state.negativeInfinity = (flags & 8) != 0
-    val count = buffer.getInt()
-    val bigCount = buffer.getInt()
-    state.partials = new Array[Double](math.max(4, count))
-    var i = 0
-    while (i < count) { state.partials(i) = buffer.getDouble(); i += 1 }
-    state.count = count
-    state.bigPartials = new Array[Double](bigCount)
-    i = 0
-    while (i < bigCount) { state.bigPartials(i) = buffer.getDouble(); i += 1 }
-    state.bigCount = bigCount
     state
-  }
-
-  /** The partials' exact sum rounded once, as `math.fsum` finishes (with its half-even fix). */
-  private def rounded(p: Array[Double], count: Int): Double = {
-    var n = count
-    var hi = 0.0
-    var lo = 0.0
-    if (n > 0) {
-      n -= 1
-      hi = p(n)
-      var exact = true
-      while (n > 0 && exact) {
-        val x = hi
-        n -= 1
-        val y = p(n)
-        hi = x + y
-        lo = y - (hi - x)
-        if (lo != 0.0) exact = false
-      }
-      if (n > 0 && ((lo < 0.0 && p(n - 1) < 0.0) || (lo > 0.0 && p(n - 1) > 0.0))) {
-        val y = lo * 2.0
-        val x = hi + y
-        if (y == x - hi) hi = x
-      }
-    }
-    hi
   }
 }
 
