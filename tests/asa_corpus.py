@@ -41,17 +41,11 @@ def plan_problem(spark, query: CorpusQuery, inputs_folder: Path) -> str | None:
     the queries: nothing writes there). A reference table is one row in memory (no file to
     read, no Spark job), its declared columns converted as a file's are."""
     from asaql.compiler.pipeline import compile_query
-    from asaql.compiler.check import _fields_read
     from asaql.run.runner import RunOptions
     from asaql.spark.execute import spark_plans as plans
 
     compiled = compile_query(query.text, references=query.references)
-    fields: dict[str, dict] = {}
-    for statement in compiled.statements:
-        for node, source in _fields_read(statement):
-            level = fields.setdefault(source.lower(), {})
-            for part in node.path:
-                level = level.setdefault(part.lower(), {"": part})
+    fields = fields_read(compiled)
 
     def record(tree: dict) -> dict:
         return {branch[""]: record(branch) if len(branch) > 1 else "x"
@@ -80,6 +74,20 @@ def plan_problem(spark, query: CorpusQuery, inputs_folder: Path) -> str | None:
         except Exception as error:  # noqa: BLE001 — the test reports what Spark said
             return f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
     return None
+
+
+def fields_read(compiled) -> dict[str, dict]:
+    """Per input (lower case), the tree of the fields the query reads: each level maps a
+    lower-case name to its branch, whose "" entry is the name as the query spells it."""
+    from asaql.compiler.check import _fields_read
+
+    fields: dict[str, dict] = {}
+    for statement in compiled.statements:
+        for node, source in _fields_read(statement):
+            level = fields.setdefault(source.lower(), {})
+            for part in node.path:
+                level = level.setdefault(part.lower(), {"": part})
+    return fields
 
 
 def _reference_table(spark, alias: str, row: dict, declared):

@@ -78,8 +78,7 @@ def _sum(spec, members, gid, groups):
     order; whole numbers: their sum (exact)."""
     values, g = _non_null(spec, members, gid)
     if pd.api.types.is_float_dtype(values.dtype):
-        totals = group_sums(values.to_numpy(dtype=np.float64), g, groups)
-        return pd.Series(totals).where(np.bincount(g, minlength=groups) > 0)
+        return pd.Series(group_sums(values.to_numpy(dtype=np.float64), g, groups))
     return values.groupby(g).sum(min_count=1)
 
 

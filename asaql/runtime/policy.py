@@ -13,6 +13,9 @@ import numpy as np
 import pandas as pd
 
 NONE = np.iinfo(np.int64).min  # "no timestamp yet"
+# An out-of-order tolerance that never binds (the arrival-time policy's: no TIMESTAMP BY):
+# Spark's datetimes are within ±2^58 µs of 1970
+UNBOUNDED_DISORDER = 2 ** 62
 EARLY, LATE, OUT_OF_ORDER, DROPPED = 1, 2, 4, 8
 
 

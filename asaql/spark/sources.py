@@ -12,7 +12,7 @@ from asaql.inputs.formats import InputFormat
 from asaql.plan.nodes import ApplyEventOrdering, AssignArrivalTime, PlanNode, ReadStage
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
-from asaql.runtime.policy import PolicySettings
+from asaql.runtime.policy import UNBOUNDED_DISORDER, PolicySettings
 from asaql.runtime.step import OnePass
 from asaql.spark.io import read_events
 from asaql.spark.lowering.expressions import Scope, lower_expr
@@ -20,7 +20,7 @@ from asaql.spark.lowering.expressions import Scope, lower_expr
 # Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
 # with windows the step still needs a clock: the arrival time, never adjusted by the policy
 # (an out-of-order tolerance longer than any input), only by the watermark floor.
-ARRIVAL_POLICY = PolicySettings(late_us=0, ooo_us=2**62, early_us=None, drop=False)
+ARRIVAL_POLICY = PolicySettings(late_us=0, ooo_us=UNBOUNDED_DISORDER, early_us=None, drop=False)
 
 # A stage's rows (asaql/analysis/stages.py) as JSON lines: the columns, System.Timestamp in µs,
 # and a last line with the producer's watermark; datetimes keep their microseconds.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from asa_corpus import CORPUS, check_errors, corpus_queries
+from asa_corpus import CORPUS, check_errors, corpus_queries, fields_read
 from corpus_events import timestamp_fields, write_reference, write_stream
 
 pytestmark = pytest.mark.skipif(not (CORPUS / "index.json").is_file(),
@@ -41,18 +41,6 @@ def _sample() -> list:
     if SAMPLE == "all":
         return queries
     return queries[:int(SAMPLE)] + [q for q in queries[int(SAMPLE):] if q.file in FOUND]
-
-
-def _fields(compiled) -> dict[str, dict]:
-    from asaql.compiler.check import _fields_read
-
-    fields: dict[str, dict] = {}
-    for statement in compiled.statements:
-        for node, source in _fields_read(statement):
-            level = fields.setdefault(source.lower(), {})
-            for part in node.path:
-                level = level.setdefault(part.lower(), {"": part})
-    return fields
 
 
 def _run(spark, compiled, work: Path, inputs: dict, references: dict, functions: dict,
@@ -90,7 +78,7 @@ def test_a_corpus_query_gives_the_same_rows_through_both_engines(spark, query, t
     compiled = compile_query(query.text, references=query.references)
     functions = _function_files(compiled, tmp_path / "Functions")
     compiled = compiled.with_functions(functions)
-    fields = _fields(compiled)
+    fields = fields_read(compiled)
     kinds = dict.fromkeys(timestamp_fields(compiled.statements), "datetime")
     seed = int(hashlib.sha1(query.file.encode()).hexdigest()[:8], 16)
     inputs, references = {}, {}

@@ -334,7 +334,7 @@ def _as_numbers_if_mixed(left: Column, right: Column, scope: Scope) -> tuple[Col
     if (text[0] and numeric[1]) or (numeric[0] and text[1]):
         return left.cast("double"), right.cast("double")
     if (bit[0] and numeric[1]) or (numeric[0] and bit[1]):
-        return (left.cast("bigint") if bit[0] else left), (right.cast("bigint") if bit[1] else right)
+        return _bit_as_number(left, scope), _bit_as_number(right, scope)
     return left, right
 
 

@@ -36,14 +36,11 @@ from asaql.core.windows import HoppingWindow
 from asaql.outputs.formats import replace_file
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
-from asaql.runtime.policy import NONE, key_watermarks
+from asaql.runtime.policy import NONE, UNBOUNDED_DISORDER, key_watermarks
 from asaql.runtime.step import StepSpec
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
-# An out-of-order tolerance this large (the arrival-time policy's) never binds: Spark's datetimes
-# are within ±2^58 µs of 1970
-UNBOUNDED_DISORDER = 2 ** 62
 
 
 def native_reason(spec: StepSpec, types: dict, exact_sums: bool = False) -> str | None:

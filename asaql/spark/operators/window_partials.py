@@ -13,13 +13,17 @@ from pyspark.sql import functions as F
 from asaql.spark.jvm_functions import exact_sum, exact_sum_value
 
 
+def _exact(aggregate, floating: frozenset) -> bool:
+    return aggregate.function in ("sum", "avg") and aggregate.column in floating
+
+
 def partial_columns(st, floating: frozenset) -> list[Column]:
     """Per aggregate: its partial columns over one micro-batch's events (a sum of doubles: the
     exact sum, serialized, which merges without rounding)."""
     columns = []
     for i, a in enumerate(st.aggregates):
         value = F.lit(1) if a.column is None else F.col(a.column)
-        if a.function in ("sum", "avg") and a.column in floating:
+        if _exact(a, floating):
             columns.append(exact_sum(value.cast("double")).alias(f"_p{i}"))
             if a.function == "avg":
                 columns.append(F.count(value).alias(f"_q{i}"))
@@ -36,8 +40,7 @@ def merge_columns(st, floating: frozenset) -> list[Column]:
     merge = {"count": F.sum, "sum": F.sum, "avg": F.sum, "min": F.min, "max": F.max}
     columns = []
     for i, a in enumerate(st.aggregates):
-        exact = a.function in ("sum", "avg") and a.column in floating
-        columns.append((exact_sum if exact else merge[a.function])(F.col(f"_p{i}"))
+        columns.append((exact_sum if _exact(a, floating) else merge[a.function])(F.col(f"_p{i}"))
                        .alias(f"_p{i}"))
         if a.function == "avg":
             columns.append(F.sum(f"_q{i}").alias(f"_q{i}"))
@@ -46,7 +49,7 @@ def merge_columns(st, floating: frozenset) -> list[Column]:
 
 def finished(aggregate, i: int, floating: frozenset) -> Column:
     total = F.col(f"_p{i}")
-    if aggregate.function in ("sum", "avg") and aggregate.column in floating:
+    if _exact(aggregate, floating):
         total = exact_sum_value(total)
     if aggregate.function == "avg":
         return F.when(F.col(f"_q{i}") > 0, total.cast("double") / F.col(f"_q{i}"))
