@@ -32,7 +32,7 @@ def running_connect_server(folder: Path) -> Iterator[str]:
     """Starts the server, waits until it accepts connections; → its URL (sc://127.0.0.1:PORT)."""
     import pyspark
 
-    from asaql.jvm.engine import EXTENSIONS, engine_jar
+    from asaql.jvm.engine import EXTENSIONS, ROW_CACHE, engine_jar
 
     jar = engine_jar()
     assert jar.path is not None, jar.problem
@@ -52,7 +52,8 @@ def running_connect_server(folder: Path) -> Iterator[str]:
                "--conf", "spark.python.authenticate.socketTimeout=120s",
                "--conf", f"spark.connect.grpc.binding.port={port}",
                "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-               "--jars", str(jar.path), "--conf", f"spark.sql.extensions={EXTENSIONS}"]
+               "--jars", str(jar.path), "--conf", f"spark.sql.extensions={EXTENSIONS}",
+               "--conf", f"spark.sql.cache.serializer={ROW_CACHE}"]
     log = folder / "server.log"
     with open(log, "wb") as output:
         # its working folder is not the tests': a relative path sent to it would not be found

@@ -26,6 +26,7 @@ from pathlib import Path
 
 # Entry points (jvm/src/main/scala/asaql/engine/Functions.scala)
 EXTENSIONS = "asaql.engine.Extensions"  # spark.sql.extensions: registers the functions
+ROW_CACHE = "asaql.engine.RowCache"  # spark.sql.cache.serializer: micro-batches cached as rows
 FUNCTIONS = "asaql.engine.Functions"  # .register(session), .version()
 JSON_RECORD = "asaql_json_record"  # (text, schema json, options json, max depth) → record, clean
 JSON_TEXTS = "asaql_json_texts"  # (text) → from_json(text, 'array<string>')
@@ -34,7 +35,9 @@ TOP_LEVEL_VALUES = "asaql_top_level_values"  # (text) → values closed at the t
 REPEATED_KEY = "asaql_repeated_key"  # (keys, lower-cased keys) → the first key there twice
 EXACT_SUM = "asaql_exact_sum"  # aggregate (doubles, or sums it gave) → the exact sum, serialized
 EXACT_SUM_VALUE = "asaql_exact_sum_value"  # (serialized sum) → rounded once to a double
-ENGINE_VERSION = "5"  # Functions.Version: a jar of another version is not used
+ARRIVAL_BREAK = "asaql_arrival_break"  # (segment, arrival, position) → read out of arrival order?
+PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → largest value before
+ENGINE_VERSION = "6"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

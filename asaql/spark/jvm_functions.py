@@ -12,9 +12,9 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import (BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS,
-                              FUNCTIONS, JSON_RECORD, JSON_TEXTS, REPEATED_KEY, TOP_LEVEL_VALUES,
-                              EngineJar, engine_jar)
+from asaql.jvm.engine import (ARRIVAL_BREAK, BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM,
+                              EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, JSON_RECORD, JSON_TEXTS,
+                              PRIOR_MAX, REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -24,7 +24,8 @@ def session_settings(jar: EngineJar) -> dict[str, str]:
     `spark.jars` to a cluster's executors) and the extension that registers its functions."""
     if jar.path is None:  # why, for the run's one line (engine_problem)
         return {PROBLEM_CONF: jar.problem or "no jar"}
-    return {"spark.jars": str(jar.path), "spark.sql.extensions": EXTENSIONS}
+    return {"spark.jars": str(jar.path), "spark.sql.extensions": EXTENSIONS,
+            "spark.sql.cache.serializer": ROW_CACHE}
 
 
 PROBLEM_CONF = "spark.asaql.engineProblem"  # why a session asaql built has no engine
@@ -82,6 +83,19 @@ def exact_sum(values: Column) -> Column:
 def exact_sum_value(total: Column) -> Column:
     """The double of an `exact_sum` (rounded once, as Python's math.fsum; NULL over no value)."""
     return F.call_function(EXACT_SUM_VALUE, total)
+
+
+def arrival_break(file: Column, key: Column, arrival: Column, position: Column) -> Column:
+    """True for a row read before its segment's (file, key) previous row in arrival or
+    position, and for a row without them (ArrivalScan.scala)."""
+    return F.call_function(ARRIVAL_BREAK, file, key, arrival, position)
+
+
+def prior_max(file: Column, key: Column, position: Column, value: Column, seeds: dict) -> Column:
+    """The largest `value` of the segment's (file, key) rows read before this one, and of its
+    seed (`seeds`: file → key → the largest before the segment); NULL when none
+    (ArrivalScan.scala)."""
+    return F.call_function(PRIOR_MAX, file, key, position, value, F.lit(json.dumps(seeds)))
 
 
 def json_texts(text: Column) -> Column:

@@ -119,9 +119,10 @@ def test_spark_submit_of_the_cli_on_the_cluster_gives_the_local_rows(cluster, io
            "PYSPARK_PYTHON": cluster.executor_python}
     submit = os.path.join(SPARK_HOME, "bin", "spark-submit")
     before = cluster.finished_applications()
-    from asaql.jvm.engine import EXTENSIONS, engine_jar
+    from asaql.jvm.engine import EXTENSIONS, ROW_CACHE, engine_jar
 
-    engine = ["--jars", str(engine_jar().path), "--conf", f"spark.sql.extensions={EXTENSIONS}"]
+    engine = ["--jars", str(engine_jar().path), "--conf", f"spark.sql.extensions={EXTENSIONS}",
+              "--conf", f"spark.sql.cache.serializer={ROW_CACHE}"]
     result = subprocess.run([submit, "--master", cluster.master, *engine, str(driver), "run",
                              *IOT_COMMAND, "--output", "alerts=alerts.jsonl"],
                             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)

@@ -42,7 +42,8 @@ def test_asaql_jar_prints_the_jar_and_the_options_that_load_it():
     assert path.exit_code == 0 and Path(path.output.strip()).is_file(), path.output
     conf = CliRunner().invoke(cli, ["jar", "--conf"])
     assert conf.output.split() == ["--jars", path.output.strip(), "--conf",
-                                   "spark.sql.extensions=asaql.engine.Extensions"]
+                                   "spark.sql.extensions=asaql.engine.Extensions", "--conf",
+                                   "spark.sql.cache.serializer=asaql.engine.RowCache"]
 
 
 def test_a_source_that_does_not_compile_is_a_one_line_reason(tmp_path):

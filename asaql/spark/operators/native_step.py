@@ -38,6 +38,7 @@ from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, UNBOUNDED_DISORDER, key_watermarks
 from asaql.runtime.step import StepSpec
+from asaql.spark.operators.arrival_segments import prior_largest, segment_seeds
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
@@ -106,8 +107,9 @@ class NativeStep:
     """step input micro-batch → the general step's output rows, as a batch DataFrame."""
 
     def __init__(self, spec: StepSpec, out_schema: T.StructType, folder: str,
-                 floating: frozenset = frozenset()):
+                 floating: frozenset = frozenset(), scan: bool = False):
         self.spec = spec
+        self.scan = scan  # the JVM engine's scan of arrival segments (arrival_segments.py)
         self.floating = floating  # SUM/AVG columns of doubles: exact sums (JVM engine)
         self.out_schema = out_schema
         self.folder = Path(folder)
@@ -142,8 +144,10 @@ class NativeStep:
         self.folder.mkdir(parents=True, exist_ok=True)
         state, previous = self._state(batch_id)
         ordered = spec.ordered
-        rows = self._policy(batch, state, ordered).persist()
-        self.cached.append(rows)
+        rows, cache = self._policy(batch, state, ordered)
+        if cache:
+            rows = rows.persist()
+            self.cached.append(rows)
         stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
 
         ended, invoked = self._advance(state, stats)
@@ -186,9 +190,11 @@ class NativeStep:
         self.cached.clear()
 
     # ------------------------------------------------------------------ policy
-    def _policy(self, batch: DataFrame, state: NativeState, ordered: bool) -> DataFrame:
+    def _policy(self, batch: DataFrame, state: NativeState,
+                ordered: bool) -> tuple[DataFrame, bool]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
-        asaql/runtime/policy.py's apply_policy computes them."""
+        asaql/runtime/policy.py's apply_policy computes them; → (the rows, whether to cache
+        them: not when they are a cheap projection of the cached input)."""
         policy = self.spec.policy
         event = F.unix_micros(C.EVENT_TIME)
         arrival = F.unix_micros(C.ARRIVAL)
@@ -202,24 +208,36 @@ class NativeStep:
             F.when(late, late_bound).otherwise(event).alias("_stamped"),
             (early | (late & F.lit(policy.drop))).alias("_dropped0"),
             arrival.alias("_arrival_us"))
-        first = with_key_values(first, C.KEY, "_carried", state.largest)
+        floor = None
+        if ordered and state.emitted:
+            if self.spec.scope == "combined":
+                floor = F.lit(_known(state.emitted.get("*"))).cast("long")
+            else:
+                first = with_key_values(first, C.KEY, "_floor", state.emitted)
+                floor = F.col("_floor")
         candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
+        cache = True
         if policy.ooo_us >= UNBOUNDED_DISORDER:
             # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
             # this, is below every datetime, so only the floor binds and no order is needed:
             # no shuffle, no sort, no window function
             bound = F.lit(None).cast("long")
         else:
-            order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
-                .rowsBetween(Window.unboundedPreceding, -1)
-            before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
-            bound = before - F.lit(policy.ooo_us)
-        if ordered and state.emitted:
-            if self.spec.scope == "combined":
-                bound = F.greatest(bound, F.lit(_known(state.emitted.get("*"))).cast("long"))
+            seeds = None
+            if self.scan:  # the input parsed once, read again by the segments' aggregate
+                first = first.persist()
+                self.cached.append(first)
+                seeds = segment_seeds(first, candidate, "_arrival_us", state.largest)
+            if seeds is not None:
+                before, cache = prior_largest(candidate, seeds), False
             else:
-                first = with_key_values(first, C.KEY, "_floor", state.emitted)
-                bound = F.greatest(bound, F.col("_floor"))
+                first = with_key_values(first, C.KEY, "_carried", state.largest)
+                order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
+                    .rowsBetween(Window.unboundedPreceding, -1)
+                before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
+            bound = before - F.lit(policy.ooo_us)
+        if floor is not None:
+            bound = F.greatest(bound, floor)
         second = first.select("*", candidate.alias("_candidate"), bound.alias("_bound"))
         ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
             F.col("_stamped") < F.col("_bound"), F.lit(False))
@@ -233,7 +251,7 @@ class NativeStep:
         accepted = F.col("_good") & ~dropped
         return second.select(
             "*", accepted.alias("_accepted"), F.when(accepted, stamped).alias("_ts"),
-            F.when(F.col("_good"), flags).alias("_flags"))
+            F.when(F.col("_good"), flags).alias("_flags")), cache
 
     # ------------------------------------------------------------------ clocks, watermarks
     def _advance(self, state: NativeState, stats) -> tuple[bool, set]:

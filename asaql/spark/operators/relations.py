@@ -188,7 +188,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     if native_folder is not None and step_input.isStreaming \
             and general_step_reason(source, group.writes) is None and reason is None:
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
-                                            floating_columns(spec, types)), renames)
+                                            floating_columns(spec, types), scan=jvm), renames)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:

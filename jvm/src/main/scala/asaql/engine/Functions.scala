@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "5"
+  val Version = "6"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -45,6 +45,19 @@ object Functions {
         require(args.length == 1, s"${ExactSum.ValueName} takes 1 argument")
         StaticInvoke(ExactSumValueClass, DoubleType, "of", args, propagateNull = true,
           returnNullable = false)
+      }),
+    (FunctionIdentifier(ArrivalScan.BreakName),
+      new ExpressionInfo(classOf[ArrivalBreak].getName, ArrivalScan.BreakName),
+      (args: Seq[Expression]) => {
+        require(args.length == 4, s"${ArrivalScan.BreakName} takes 4 arguments")
+        ArrivalBreak(args(0), args(1), args(2), args(3))
+      }),
+    (FunctionIdentifier(ArrivalScan.PriorName),
+      new ExpressionInfo(classOf[PriorMax].getName, ArrivalScan.PriorName),
+      (args: Seq[Expression]) => {
+        require(args.length == 5, s"${ArrivalScan.PriorName} takes 5 arguments")
+        require(args(4).foldable, "asaql's engine functions take literal settings")
+        PriorMax(args(0), args(1), args(2), args(3), args(4))
       }))
 
   /** A method of RecordText, called by generated code (NULL in, NULL out). */

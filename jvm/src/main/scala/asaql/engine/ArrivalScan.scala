@@ -1,0 +1,152 @@
+package asaql.engine
+
+import java.util.{HashMap => JHashMap}
+
+import com.fasterxml.jackson.databind.ObjectMapper
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.{Expression, Nondeterministic}
+import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.types.{BooleanType, DataType, LongType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** The policy's out-of-order rule without a shuffle. The rule needs, for every event, the
+  * largest System.Timestamp accepted before it in arrival order among its key's events. When a
+  * key's events come in segments (one file's events of the key, read in order by one task) that
+  * follow each other in arrival order, that is the largest of the segments before (worked out
+  * in the driver from one aggregate: the seed) and of the segment's own rows before it (kept
+  * here, row by row, in the order the task reads them). Both expressions keep state per
+  * partition, so they are `Nondeterministic`: Spark evaluates them once per row, in the
+  * partition's order, and moves no filter below them. */
+object ArrivalScan {
+  val BreakName = "asaql_arrival_break"
+  val PriorName = "asaql_prior_max"
+
+  /** A segment's running values: its last row's position and arrival, the largest value
+    * before that row, the largest up to it. */
+  final class Running(var position: Long, var arrival: Long, var before: java.lang.Long,
+                      var through: java.lang.Long)
+
+  /** Per partition: each (file, key)'s running values. A task reads a file's rows one after the
+    * other, so the file of the row before is kept and compared first (no hash of the path). */
+  final class Segments {
+    private val byFile = new JHashMap[UTF8String, JHashMap[UTF8String, Running]]()
+    private var lastFile: UTF8String = _
+    private var current: JHashMap[UTF8String, Running] = _
+
+    def get(file: UTF8String, key: UTF8String): Running = {
+      if (lastFile == null || !lastFile.equals(file)) {
+        lastFile = file.copy()
+        current = byFile.get(lastFile)
+        if (current == null) {
+          current = new JHashMap[UTF8String, Running]()
+          byFile.put(lastFile, current)
+        }
+      }
+      current.get(key)
+    }
+
+    /** After `get` returned null for this (file, key). */
+    def add(key: UTF8String, running: Running): Unit = current.put(key.copy(), running)
+  }
+}
+
+/** asaql_arrival_break(file, key, arrival, position): true when the row comes before the
+  * previous row of its segment (file, key) in arrival or in position: the segment is not read
+  * in arrival order, and the driver falls back to a sort. A row without an arrival, file or key
+  * is a break too (no order to rely on). */
+case class ArrivalBreak(file: Expression, key: Expression, arrival: Expression,
+                        position: Expression)
+  extends Expression with Nondeterministic with CodegenFallback {
+
+  @transient private var segments: ArrivalScan.Segments = _
+
+  override protected def initializeInternal(partitionIndex: Int): Unit =
+    segments = new ArrivalScan.Segments
+
+  override protected def evalInternal(input: InternalRow): Any = {
+    val f = file.eval(input).asInstanceOf[UTF8String]
+    val k = key.eval(input).asInstanceOf[UTF8String]
+    val at = arrival.eval(input)
+    val where = position.eval(input)
+    if (f == null || k == null || at == null || where == null) return true
+    val a = at.asInstanceOf[Long]
+    val p = where.asInstanceOf[Long]
+    val previous = segments.get(f, k)
+    if (previous == null) {
+      segments.add(k, new ArrivalScan.Running(p, a, null, null))
+      false
+    } else {
+      val broken = a < previous.arrival || p < previous.position
+      previous.arrival = a
+      previous.position = p
+      broken
+    }
+  }
+
+  override def nullable: Boolean = false
+  override def dataType: DataType = BooleanType
+  override def children: Seq[Expression] = Seq(file, key, arrival, position)
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): ArrivalBreak =
+    copy(file = c(0), key = c(1), arrival = c(2), position = c(3))
+  override def prettyName: String = ArrivalScan.BreakName
+}
+
+/** asaql_prior_max(file, key, position, value, seeds): the largest `value` of the segment's
+  * rows read before this one in the task, and of the segment's seed (`seeds`: a JSON object,
+  * file → key → the largest value before the segment, or null); NULL when there is none. A row
+  * evaluated again (same position, as when Spark evaluates an expression twice) gets the same
+  * answer. */
+case class PriorMax(file: Expression, key: Expression, position: Expression, value: Expression,
+                    seeds: Expression)
+  extends Expression with Nondeterministic with CodegenFallback {
+
+  @transient private var segments: ArrivalScan.Segments = _
+  @transient private lazy val seedOf: JHashMap[String, java.lang.Long] = {
+    val found = new JHashMap[String, java.lang.Long]()
+    val text = seeds.eval(null)
+    if (text != null) {
+      new ObjectMapper().readTree(text.toString).fields().forEachRemaining { byFile =>
+        byFile.getValue.fields().forEachRemaining { entry =>
+          val node = entry.getValue
+          found.put(byFile.getKey + "\u0000" + entry.getKey,
+            if (node.isNull) null else java.lang.Long.valueOf(node.asLong()))
+        }
+      }
+    }
+    found
+  }
+
+  override protected def initializeInternal(partitionIndex: Int): Unit =
+    segments = new ArrivalScan.Segments
+
+  override protected def evalInternal(input: InternalRow): Any = {
+    val f = file.eval(input).asInstanceOf[UTF8String]
+    val k = key.eval(input).asInstanceOf[UTF8String]
+    if (f == null || k == null) return null
+    val p = position.eval(input).asInstanceOf[Long]
+    var state = segments.get(f, k)
+    if (state == null) {
+      val seed = seedOf.get(f.toString + "\u0000" + k.toString)
+      state = new ArrivalScan.Running(Long.MinValue, 0L, seed, seed)
+      segments.add(k, state)
+    } else if (state.position == p) {
+      return state.before
+    }
+    state.position = p
+    state.before = state.through
+    val v = value.eval(input)
+    if (v != null) {
+      val x = v.asInstanceOf[Long]
+      if (state.through == null || x > state.through) state.through = java.lang.Long.valueOf(x)
+    }
+    state.before
+  }
+
+  override def nullable: Boolean = true
+  override def dataType: DataType = LongType
+  override def children: Seq[Expression] = Seq(file, key, position, value, seeds)
+  override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): PriorMax =
+    copy(file = c(0), key = c(1), position = c(2), value = c(3), seeds = c(4))
+  override def prettyName: String = ArrivalScan.PriorName
+}
