@@ -279,7 +279,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         paths.append(path)
         controls.append(control)
     if isinstance(group, JoinGroup):
-        partitions = tuple(discover_partitions(spark, path, fmt)
+        partitions = tuple(discover_partitions(spark, path, fmt, jvm)
                            if group.scope == "combined" and not is_stage(alias) else ()
                            for path, alias, fmt in zip(paths, group_inputs(group), formats))
         lowered = lower_join_group(
@@ -289,7 +289,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             references, counting, formats=formats, jvm=jvm)
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = discover_partitions(spark, path, formats[0]) \
+        partitions = discover_partitions(spark, path, formats[0], jvm) \
             if group.ordered and not is_stage(alias) \
             and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),

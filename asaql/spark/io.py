@@ -30,7 +30,7 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.declared_schema import conform, declared_struct
-from asaql.spark.jvm_functions import json_record
+from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -374,13 +374,14 @@ def file_display_name(uri: str) -> str:
         return path
 
 
-def discover_partitions(spark: SparkSession, path: str,
-                        fmt: InputFormat | None = None) -> tuple[tuple[str, int | None], ...]:
+def discover_partitions(spark: SparkSession, path: str, fmt: InputFormat | None = None,
+                        jvm: bool = False) -> tuple[tuple[str, int | None], ...]:
     """The PartitionIds of the input's records (0 for a record without one), as the policy key
     text, each with its first arrival time (µs; None when its records carry none). Windows over
     combined partitions wait for every partition of the input, as ASA waits for every partition
     of an event hub; one that has not sent events yet is idle, its clock never past its first
-    arrival. A scan of the text, no JSON parsing. A topic: its partitions. `fmt`: as for
+    arrival. A scan of the text, no JSON parsing (two patterns; with the JVM engine, the same
+    found by comparing bytes: half the time). A topic: its partitions. `fmt`: as for
     infer_payload_schema."""
     if isinstance(path, KafkaRead):
         return kafka_partitions(path)
@@ -396,9 +397,13 @@ def discover_partitions(spark: SparkSession, path: str,
         texts = array_elements(split_lines(whole)).select(F.col("_asaql_text").alias("value"))
     else:
         texts = spark.read.text(files)
-    partition = F.regexp_extract(
-        "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
-    arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
+    if jvm:
+        partition = F.coalesce(partition_digits(F.col("value")), F.lit(""))
+        arrival = F.coalesce(arrival_text(F.col("value")), F.lit(""))
+    else:
+        partition = F.regexp_extract(
+            "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
+        arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
     found = texts.where(F.trim("value") != "").select(
         F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),
         F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),

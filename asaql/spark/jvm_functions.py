@@ -14,7 +14,8 @@ from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM,
                               EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, JSON_RECORD, JSON_TEXTS,
-                              PRIOR_MAX, REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
+                              ARRIVAL_TEXT, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
+                              TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -96,6 +97,18 @@ def prior_max(file: Column, key: Column, position: Column, value: Column, seeds:
     seed (`seeds`: file → key → the largest before the segment); NULL when none
     (ArrivalScan.scala)."""
     return F.call_function(PRIOR_MAX, file, key, position, value, F.lit(json.dumps(seeds)))
+
+
+def partition_digits(text: Column) -> Column:
+    """The digits of the first `"PartitionId": N` in a record's text, as io.py's pattern finds
+    them; NULL for none (RecordText.scala)."""
+    return F.call_function(PARTITION_DIGITS, text)
+
+
+def arrival_text(text: Column) -> Column:
+    """The first `"EventEnqueuedUtcTime": "…"` value's text, as io.py's pattern finds it; NULL
+    for none (RecordText.scala)."""
+    return F.call_function(ARRIVAL_TEXT, text)
 
 
 def json_texts(text: Column) -> Column:

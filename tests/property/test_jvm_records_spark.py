@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from asaql.spark.io import infer_payload_schema, read_events
-from asaql.spark.jvm_functions import engine_problem
+from asaql.spark.io import discover_partitions, infer_payload_schema, read_events
+from asaql.spark.jvm_functions import arrival_text, engine_problem, partition_digits
 from spark_harness import property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_JVM_RECORD_EXAMPLES", "12"))
@@ -76,6 +76,8 @@ def _same_rows_both_ways(spark, folder, control):
     python = _rows(spark, folder, schema, control, jvm=False)
     jvm = _rows(spark, folder, schema, control, jvm=True)
     assert python == jvm, [row for row in set(python) ^ set(jvm)][:6]
+    assert discover_partitions(spark, str(folder)) == \
+        discover_partitions(spark, str(folder), jvm=True)
     return schema
 
 
@@ -125,3 +127,39 @@ def test_a_partition_id_that_is_a_list_in_every_record_is_a_reason_not_a_failure
     assert rows[0]["asaql__error"] == \
         "PartitionId '[1]' is not a partition number (a whole number, 0 or more)"
     assert rows[1]["asaql__error"] is None and rows[1]["asaql__partition"] == 0
+
+
+# a key, a colon and a value with what may surround them: near misses of the two patterns
+_KEY_VALUE = st.tuples(
+    st.sampled_from(['"PartitionId"', '"EventEnqueuedUtcTime"', '"x"', '"PartitionId', "{"]),
+    st.sampled_from(["", " ", "\t", "\x0b", "\n ", "\xa0"]), st.sampled_from([":", "", "::"]),
+    st.sampled_from(["", " ", "\r"]), st.sampled_from(['"', "", '""']),
+    st.sampled_from(["7", "12", "123456789012345678", "1234567890123456789", "-3", "1.5", "",
+                     "2021-01-01T00:00:05Z", "x", "é", '\\"']),
+    st.sampled_from(['"', ""]), st.sampled_from(["", " ", "\f"]),
+    st.sampled_from([",", "}", "", " ]", '"'])).map("".join)
+
+
+DISCOVERY_EDGES = [
+    '{"PartitionId":1234567890123456789}', '{"PartitionId": 123456789012345678}',
+    '{"PartitionId"\x0b:\x0b7,', '{"PartitionId"\xa0: 7}', '{"PartitionId": "12" }',
+    '{"PartitionId": ""}', '{"PartitionId": 7"}', '{"x": "\\"PartitionId\\": 5,", "PartitionId": 2}',
+    '{"PartitionId": -3, "PartitionId": 4}', '{"PartitionId":\r\n 9\f}', '"PartitionId"',
+    '{"EventEnqueuedUtcTime": "", "EventEnqueuedUtcTime" :"2021-01-01T00:00:05Z"}',
+    '{"EventEnqueuedUtcTime": "unterminated', '"EventEnqueuedUtcTime"\r:\r"é"']
+
+
+@property_settings(EXAMPLES * 4)
+@example(DISCOVERY_EDGES)
+@given(st.lists(st.lists(_KEY_VALUE, min_size=1, max_size=4).map("".join), min_size=1,
+                max_size=20))
+def test_the_discovery_finds_what_its_patterns_find(spark, texts):
+    """asaql_partition_digits and asaql_arrival_text against the two patterns they replace
+    (asaql/spark/io.py's discover_partitions), on texts made of the pieces they look at."""
+    frame = spark.createDataFrame([(t,) for t in texts], "value string")
+    patterns = frame.select(
+        F.regexp_extract("value", r'"PartitionId"\s*:\s*"?(\d{1,18})"?\s*[,}]', 1),
+        F.regexp_extract("value", r'"EventEnqueuedUtcTime"\s*:\s*"([^"]+)"', 1)).collect()
+    engine = frame.select(F.coalesce(partition_digits(F.col("value")), F.lit("")),
+                          F.coalesce(arrival_text(F.col("value")), F.lit(""))).collect()
+    assert [tuple(r) for r in engine] == [tuple(r) for r in patterns], texts

@@ -144,11 +144,14 @@ class NativeStep:
         self.folder.mkdir(parents=True, exist_ok=True)
         state, previous = self._state(batch_id)
         ordered = spec.ordered
-        rows, cache = self._policy(batch, state, ordered)
-        if cache:
+        rows, scanned = self._policy(batch, state, ordered)
+        if scanned is None:
             rows = rows.persist()
             self.cached.append(rows)
         stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
+        # late events' flag needs no order: taken from the cached input when there is one
+        late = _late_sample(rows if scanned is None else scanned) \
+            if any(row["_late"] for row in stats) else None
 
         ended, invoked = self._advance(state, stats)
         marks = self._watermarks(state, invoked)
@@ -176,7 +179,7 @@ class NativeStep:
             state.emitted = {**{k: v for k, v in state.emitted.items()
                                 if state.buckets.get(k) not in invoked}, **emitted}
             out_watermark = closing.get("*") if spec.scope == "combined" else None
-        parts.append(self._counts(spark, stats, state, marks, out_watermark))
+        parts.append(self._counts(spark, stats, state, marks, out_watermark, late))
         self._save(state, batch_id)
         stepped = None
         for part in parts:
@@ -191,10 +194,10 @@ class NativeStep:
 
     # ------------------------------------------------------------------ policy
     def _policy(self, batch: DataFrame, state: NativeState,
-                ordered: bool) -> tuple[DataFrame, bool]:
+                ordered: bool) -> tuple[DataFrame, DataFrame | None]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
-        asaql/runtime/policy.py's apply_policy computes them; → (the rows, whether to cache
-        them: not when they are a cheap projection of the cached input)."""
+        asaql/runtime/policy.py's apply_policy computes them; → (the rows, the cached input
+        they are a cheap projection of when the scan ran: then they are not cached again)."""
         policy = self.spec.policy
         event = F.unix_micros(C.EVENT_TIME)
         arrival = F.unix_micros(C.ARRIVAL)
@@ -216,7 +219,7 @@ class NativeStep:
                 first = with_key_values(first, C.KEY, "_floor", state.emitted)
                 floor = F.col("_floor")
         candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
-        cache = True
+        scanned = None
         if policy.ooo_us >= UNBOUNDED_DISORDER:
             # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
             # this, is below every datetime, so only the floor binds and no order is needed:
@@ -229,7 +232,7 @@ class NativeStep:
                 self.cached.append(first)
                 seeds = segment_seeds(first, candidate, "_arrival_us", state.largest)
             if seeds is not None:
-                before, cache = prior_largest(candidate, seeds), False
+                before, scanned = prior_largest(candidate, seeds), first
             else:
                 first = with_key_values(first, C.KEY, "_carried", state.largest)
                 order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
@@ -251,7 +254,7 @@ class NativeStep:
         accepted = F.col("_good") & ~dropped
         return second.select(
             "*", accepted.alias("_accepted"), F.when(accepted, stamped).alias("_ts"),
-            F.when(F.col("_good"), flags).alias("_flags")), cache
+            F.when(F.col("_good"), flags).alias("_flags")), scanned
 
     # ------------------------------------------------------------------ clocks, watermarks
     def _advance(self, state: NativeState, stats) -> tuple[bool, set]:
@@ -261,12 +264,9 @@ class NativeStep:
         ticks: dict[int, int] = {}
         for row in stats:
             invoked.add(row[C.BUCKET])
-            for control in row["_controls"]:
-                if control == C.CONTROL_END:
-                    ended = True
-                elif control.startswith(C.CONTROL_TICK):
-                    value = int(control.split(":")[1])
-                    ticks[row[C.BUCKET]] = max(ticks.get(row[C.BUCKET], NONE), value)
+            ended = ended or bool(row["_ended"])
+            if row["_tick"] is not None:
+                ticks[row[C.BUCKET]] = max(ticks.get(row[C.BUCKET], NONE), row["_tick"])
         for bucket, value in ticks.items():
             _advance_clock(state.bucket_clocks, bucket, value)
         arrivals = [r for r in stats if r["_last_arrival"] is not None]
@@ -358,12 +358,10 @@ class NativeStep:
 
     # ------------------------------------------------------------------ counts
     def _counts(self, spark, stats, state: NativeState, marks: dict,
-                out_watermark) -> DataFrame:
+                out_watermark, late: str | None) -> DataFrame:
         names = ("_n", "_early", "_late", "_ooo", "_dropped")
         values = [sum(row[n] or 0 for row in stats) for n in names]
         clock = max(state.bucket_clocks.values(), default=None)
-        samples = [row["_late_sample"] for row in stats if row["_late_sample"] is not None]
-        late = min(samples)[3] if samples else None
         fields = [T.StructField(n, T.LongType()) for n in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
         fields += [T.StructField(C.WATERMARKS, T.StringType()),
                    T.StructField(C.LATE_SAMPLE, T.StringType()),
@@ -376,10 +374,6 @@ class NativeStep:
 def _stats_columns() -> list[Column]:
     """Per (bucket, key): what the driver needs of a micro-batch."""
     good = F.col("_good")
-    late_sample = F.to_json(F.struct(
-        F.col(C.FILE).alias("file"), F.col(C.LINE).alias("line"),
-        F.col(C.PARTITION).alias("partition"), F.col("_arrival_us").alias("arrival"),
-        F.unix_micros(C.EVENT_TIME).alias("eventTime")))
     flag = lambda bit: F.sum(F.when(good & ((F.col("_flags").bitwiseAND(bit)) != 0), 1)
                              .otherwise(0))
     return [
@@ -389,10 +383,23 @@ def _stats_columns() -> list[Column]:
         F.sum(F.when(good, 1).otherwise(0)).alias("_n"),
         flag(C.EARLY).alias("_early"), flag(C.LATE).alias("_late"),
         flag(C.OUT_OF_ORDER).alias("_ooo"), flag(C.DROPPED).alias("_dropped"),
-        F.collect_set(F.col(C.CONTROL)).alias("_controls"),
-        F.min(F.when(good & F.col("_late"), F.struct(
-            F.col(C.ARRIVAL), F.col(C.FILE), F.col(C.LINE), late_sample))).alias("_late_sample"),
+        # the control records (control.py): the end of the input, the latest clock tick; as
+        # plain aggregates (a collect_set would take the whole aggregate off generated code)
+        F.max(F.when(F.col(C.CONTROL) == C.CONTROL_END, 1)).alias("_ended"),
+        F.max(F.when(F.col(C.CONTROL).startswith(C.CONTROL_TICK),
+                     F.split(C.CONTROL, ":").getItem(1).cast("long"))).alias("_tick"),
     ]
+
+
+def _late_sample(rows: DataFrame) -> str | None:
+    """The first late event in arrival order (arrival, file, line), as the run's diagnostic
+    shows it (a JSON object)."""
+    first = rows.where(F.col("_good") & F.col("_late")) \
+        .orderBy(C.ARRIVAL, C.FILE, C.LINE).limit(1).select(F.to_json(F.struct(
+            F.col(C.FILE).alias("file"), F.col(C.LINE).alias("line"),
+            F.col(C.PARTITION).alias("partition"), F.col("_arrival_us").alias("arrival"),
+            F.unix_micros(C.EVENT_TIME).alias("eventTime"))).alias("sample")).collect()
+    return first[0]["sample"] if first else None
 
 
 def _conform(frame: DataFrame, schema: T.StructType) -> DataFrame:

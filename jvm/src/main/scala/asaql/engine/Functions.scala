@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "6"
+  val Version = "7"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -33,6 +33,8 @@ object Functions {
     text("asaql_bracket_depth", "depth", IntegerType, 1),
     text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
     text("asaql_repeated_key", "repeatedKey", StringType, 2),
+    text("asaql_partition_digits", "partitionDigits", StringType, 1),
+    text("asaql_arrival_text", "arrivalText", StringType, 1),
     (FunctionIdentifier(ExactSum.Name),
       new ExpressionInfo(classOf[ExactSum].getName, ExactSum.Name),
       (args: Seq[Expression]) => {

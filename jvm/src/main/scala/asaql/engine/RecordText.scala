@@ -63,4 +63,77 @@ object RecordText {
     }
     null
   }
+
+  private val PartitionKey = "\"PartitionId\"".getBytes("UTF-8")
+  private val ArrivalKey = "\"EventEnqueuedUtcTime\"".getBytes("UTF-8")
+
+  /** What `regexp_extract(text, '"PartitionId"\\s*:\\s*"?(\\d{1,18})"?\\s*[,}]', 1)` gives
+    * (asaql/spark/io.py's discovery of the input's partitions), null for its "": the digits
+    * after the first "PartitionId" key that such a value follows, found by comparing bytes
+    * (every byte the pattern names is ASCII, which no multi-byte UTF-8 character contains). */
+  def partitionDigits(text: UTF8String): UTF8String = {
+    val bytes = text.getBytes
+    var at = find(bytes, PartitionKey, 0)
+    while (at >= 0) {
+      var j = skipSpace(bytes, at + PartitionKey.length)
+      if (j < bytes.length && bytes(j) == ':') {
+        j = skipSpace(bytes, j + 1)
+        if (j < bytes.length && bytes(j) == '"') j += 1
+        val start = j
+        while (j < bytes.length && bytes(j) >= '0' && bytes(j) <= '9') j += 1
+        val digits = j - start
+        if (digits >= 1 && digits <= 18) {
+          var k = j
+          if (k < bytes.length && bytes(k) == '"') k += 1
+          k = skipSpace(bytes, k)
+          if (k < bytes.length && (bytes(k) == ',' || bytes(k) == '}')) {
+            return UTF8String.fromBytes(bytes, start, digits)
+          }
+        }
+      }
+      at = find(bytes, PartitionKey, at + 1)
+    }
+    null
+  }
+
+  /** What `regexp_extract(text, '"EventEnqueuedUtcTime"\\s*:\\s*"([^"]+)"', 1)` gives, null
+    * for its "": the text of the first such key's non-empty string value. */
+  def arrivalText(text: UTF8String): UTF8String = {
+    val bytes = text.getBytes
+    var at = find(bytes, ArrivalKey, 0)
+    while (at >= 0) {
+      var j = skipSpace(bytes, at + ArrivalKey.length)
+      if (j < bytes.length && bytes(j) == ':') {
+        j = skipSpace(bytes, j + 1)
+        if (j < bytes.length && bytes(j) == '"') {
+          var k = j + 1
+          while (k < bytes.length && bytes(k) != '"') k += 1
+          if (k < bytes.length && k > j + 1) return UTF8String.fromBytes(bytes, j + 1, k - j - 1)
+        }
+      }
+      at = find(bytes, ArrivalKey, at + 1)
+    }
+    null
+  }
+
+  // \s in a Java pattern: space, tab, newline, vertical tab, form feed, carriage return
+  private def skipSpace(bytes: Array[Byte], from: Int): Int = {
+    var i = from
+    while (i < bytes.length && (bytes(i) == ' ' || (bytes(i) >= 9 && bytes(i) <= 13))) i += 1
+    i
+  }
+
+  private def find(bytes: Array[Byte], key: Array[Byte], from: Int): Int = {
+    var i = from
+    val last = bytes.length - key.length
+    while (i <= last) {
+      if (bytes(i) == key(0)) {
+        var m = 1
+        while (m < key.length && bytes(i + m) == key(m)) m += 1
+        if (m == key.length) return i
+      }
+      i += 1
+    }
+    -1
+  }
 }
