@@ -166,3 +166,22 @@ def same_value(a, b) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return a is not None and b is not None and abs(a - b) < 1e-9
     return a == b
+
+
+def lines_of_both_steps(spark, compiled, folder: Path, work: Path,
+                        outputs=("events", "windows"), **options) -> dict[str, dict[str, str]]:
+    """The compiled query over `folder` through the general step and the native one, each with
+    its own outputs and checkpoint under `work`: step → output → the file's text ("" for none).
+    `options`: more RunOptions (max_files_per_trigger)."""
+    from asaql.run.runner import RunOptions, run
+
+    lines = {}
+    for step in ("general", "native"):
+        paths = {name: str(work / f"{step}-{name}.jsonl") for name in outputs}
+        run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=paths,
+                                 errors_path=str(work / f"{step}-errors.jsonl"),
+                                 checkpoint=str(work / f"{step}-ck"), step=step, **options),
+            spark=spark)
+        lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
+                       for name, path in paths.items()}
+    return lines

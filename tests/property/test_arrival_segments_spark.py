@@ -22,11 +22,10 @@ from pyspark.sql import types as T
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.run.runner import RunOptions, run
 from asaql.runtime import columns as C
 from asaql.spark.operators import arrival_segments
 from asaql.spark.operators.arrival_segments import prior_largest, segment_seeds
-from spark_harness import property_settings
+from spark_harness import lines_of_both_steps, property_settings
 
 EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 4, 5)
 SCHEMA = T.StructType([T.StructField(C.FILE, T.StringType()), T.StructField(C.KEY, T.StringType()),
@@ -134,15 +133,7 @@ def test_any_arrival_order_gives_the_general_steps_lines(files, in_order, scope,
             f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n INTO windows "
             f"FROM input TIMESTAMP BY EventTime{scope} GROUP BY {groups}, TumblingWindow(second, 5)",
             EventOrderingPolicy.from_options("6s", "2s"))
-        lines = {}
-        for step in ("general", "native"):
-            outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
-            run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
-                                     errors_path=str(work / f"{step}-errors.jsonl"),
-                                     checkpoint=str(work / f"{step}-ck"), step=step),
-                spark=spark)
-            lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
-                           for name, path in outputs.items()}
+        lines = lines_of_both_steps(spark, compiled, folder, work)
         assert lines["native"] == lines["general"]
         assert (work / "native-ck" / "source-0" / "native").is_dir()
     finally:

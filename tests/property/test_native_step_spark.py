@@ -28,9 +28,8 @@ from hypothesis import strategies as st
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.run.runner import RunOptions, run
 from asaql.spark.operators import native_step
-from spark_harness import property_settings, replayed, same_value
+from spark_harness import lines_of_both_steps, property_settings, replayed, same_value
 from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference
 from test_policy_spark import scenarios as policy_scenarios
 
@@ -111,15 +110,7 @@ def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path
         policy = EventOrderingPolicy.from_options(f"{scenario.late_s}s", f"{scenario.ooo_s}s",
                                                   scenario.early, scenario.action)
         compiled = compile_query(scenario.query(), policy)
-        lines = {}
-        for step in ("general", "native"):
-            outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
-            run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
-                                     errors_path=str(work / f"{step}-errors.jsonl"),
-                                     checkpoint=str(work / f"{step}-ck"), step=step),
-                spark=spark)
-            lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
-                           for name, path in outputs.items()}
+        lines = lines_of_both_steps(spark, compiled, folder, work)
         assert lines["native"] == lines["general"]
         assert (work / "native-ck" / "source-0" / "native").is_dir()  # it took the native path
     finally:
@@ -155,15 +146,7 @@ def test_arrival_time_windows_are_the_same_on_both_steps(files, by_partition, sp
             f"SELECT System.Timestamp() AS WindowEnd, {groups}, COUNT(*) AS n, SUM(v) AS total "
             f"INTO windows FROM input{over} GROUP BY {groups}, TumblingWindow(second, 10)",
             EventOrderingPolicy.from_options("5s", "0s"))
-        lines = {}
-        for step in ("general", "native"):
-            outputs = {name: str(work / f"{step}-{name}.jsonl") for name in ("events", "windows")}
-            run(compiled, RunOptions(inputs={"input": str(folder)}, outputs=outputs,
-                                     errors_path=str(work / f"{step}-errors.jsonl"),
-                                     checkpoint=str(work / f"{step}-ck"), step=step,
-                                     max_files_per_trigger=1), spark=spark)
-            lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
-                           for name, path in outputs.items()}
+        lines = lines_of_both_steps(spark, compiled, folder, work, max_files_per_trigger=1)
         assert lines["native"] == lines["general"]
         assert (work / "native-ck" / "source-0" / "native").is_dir()
     finally:

@@ -71,47 +71,49 @@ object RecordText {
     * (asaql/spark/io.py's discovery of the input's partitions), null for its "": the digits
     * after the first "PartitionId" key that such a value follows, found by comparing bytes
     * (every byte the pattern names is ASCII, which no multi-byte UTF-8 character contains). */
-  def partitionDigits(text: UTF8String): UTF8String = {
-    val bytes = text.getBytes
-    var at = find(bytes, PartitionKey, 0)
-    while (at >= 0) {
-      var j = skipSpace(bytes, at + PartitionKey.length)
-      if (j < bytes.length && bytes(j) == ':') {
-        j = skipSpace(bytes, j + 1)
-        if (j < bytes.length && bytes(j) == '"') j += 1
-        val start = j
-        while (j < bytes.length && bytes(j) >= '0' && bytes(j) <= '9') j += 1
-        val digits = j - start
-        if (digits >= 1 && digits <= 18) {
-          var k = j
-          if (k < bytes.length && bytes(k) == '"') k += 1
-          k = skipSpace(bytes, k)
-          if (k < bytes.length && (bytes(k) == ',' || bytes(k) == '}')) {
-            return UTF8String.fromBytes(bytes, start, digits)
-          }
-        }
+  def partitionDigits(text: UTF8String): UTF8String = firstValue(text, PartitionKey) {
+    (bytes, from) =>
+      var j = from
+      if (j < bytes.length && bytes(j) == '"') j += 1
+      val start = j
+      while (j < bytes.length && bytes(j) >= '0' && bytes(j) <= '9') j += 1
+      val digits = j - start
+      if (digits < 1 || digits > 18) null
+      else {
+        var k = j
+        if (k < bytes.length && bytes(k) == '"') k += 1
+        k = skipSpace(bytes, k)
+        if (k < bytes.length && (bytes(k) == ',' || bytes(k) == '}')) {
+          UTF8String.fromBytes(bytes, start, digits)
+        } else null
       }
-      at = find(bytes, PartitionKey, at + 1)
-    }
-    null
   }
 
   /** What `regexp_extract(text, '"EventEnqueuedUtcTime"\\s*:\\s*"([^"]+)"', 1)` gives, null
     * for its "": the text of the first such key's non-empty string value. */
-  def arrivalText(text: UTF8String): UTF8String = {
+  def arrivalText(text: UTF8String): UTF8String = firstValue(text, ArrivalKey) { (bytes, from) =>
+    if (from >= bytes.length || bytes(from) != '"') null
+    else {
+      var k = from + 1
+      while (k < bytes.length && bytes(k) != '"') k += 1
+      if (k < bytes.length && k > from + 1) UTF8String.fromBytes(bytes, from + 1, k - from - 1)
+      else null
+    }
+  }
+
+  /** For each `key` in the text followed by a colon (spaces around it), in order, `value` of
+    * the text after them: the first that is not null, else null. */
+  private def firstValue(text: UTF8String, key: Array[Byte])(
+      value: (Array[Byte], Int) => UTF8String): UTF8String = {
     val bytes = text.getBytes
-    var at = find(bytes, ArrivalKey, 0)
+    var at = find(bytes, key, 0)
     while (at >= 0) {
-      var j = skipSpace(bytes, at + ArrivalKey.length)
+      val j = skipSpace(bytes, at + key.length)
       if (j < bytes.length && bytes(j) == ':') {
-        j = skipSpace(bytes, j + 1)
-        if (j < bytes.length && bytes(j) == '"') {
-          var k = j + 1
-          while (k < bytes.length && bytes(k) != '"') k += 1
-          if (k < bytes.length && k > j + 1) return UTF8String.fromBytes(bytes, j + 1, k - j - 1)
-        }
+        val found = value(bytes, skipSpace(bytes, j + 1))
+        if (found != null) return found
       }
-      at = find(bytes, ArrivalKey, at + 1)
+      at = find(bytes, key, at + 1)
     }
     null
   }
