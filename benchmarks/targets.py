@@ -184,8 +184,9 @@ def state_growth(spark, events: int) -> None:
 
 
 def scaling(events: int, devices: int) -> None:
-    """The tumbling query in fresh processes on local[1] and local[2], for each step."""
-    for step in ("general", "native"):
+    """The tumbling query in fresh processes on local[1] and local[2], for each step, and the
+    native Spark query's own speed-up on the same machine beside them."""
+    for step in ("native-spark", "general", "native"):
         seconds = {}
         for master in ("local[1]", "local[2]"):
             result = subprocess.run(
@@ -207,9 +208,15 @@ def child(master: str, events: int, devices: int, step: str) -> None:
     spark = build_session(master, spark_log=os.path.join(tempfile.gettempdir(), "asaql-bench.log"))
     with inputs(events, 20, devices) as (work, big, small):
         table = work / "devices.csv"
-        asaql_query(spark, "tumbling", small, table, work / "w", step)  # warm-up
-        start = timed(asaql_query, spark, QUERY_OF_SCALING, small, table, work / "s", step)
-        total = timed(asaql_query, spark, QUERY_OF_SCALING, big, table, work / "b", step)
+        if step == "native-spark":
+            def query(source, out):
+                native_query(spark, QUERY_OF_SCALING, source, table, out)
+        else:
+            def query(source, out):
+                asaql_query(spark, QUERY_OF_SCALING, source, table, out, step)
+        query(small, work / "w")  # warm-up
+        start = timed(query, small, work / "s")
+        total = timed(query, big, work / "b")
         print(total - start)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from asaql.cli.pages import endpoints, job_graph_of
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                policy_options, read_query, reference_names)
 from asaql.project.bindings import local_samples
@@ -75,8 +76,12 @@ Examples:
 @click.argument("query", type=click.Path())
 @policy_options
 @click.option("--reference", "references", multiple=True, metavar="ALIAS[=PATH]", help=REFERENCE_HELP)
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "html"]),
+              default="text", show_default=True,
+              help="html: the job diagram as one self-contained page (no network needed); "
+                   "select a box for its plan and watermark.")
+@click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
+              help="With --format html: where an output goes, shown on its box.")
 @click.option("--spark", "with_spark", is_flag=True,
               help="Add Spark's own plan of each streaming query (starts Spark; needs --input).")
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
@@ -86,8 +91,8 @@ Examples:
                    "default).")
 @click.option("--engine", type=click.Choice(["jvm", "python"]), default="jvm", show_default=True,
               help="As `asaql run --engine`: who would read the records.")
-def explain(query, late, ooo, early, action, job_config, references, output_format, with_spark,
-            inputs, functions_dir, engine) -> None:
+def explain(query, late, ooo, early, action, job_config, references, output_format, outputs,
+            with_spark, inputs, functions_dir, engine) -> None:
     """Print the logical plan of QUERY (or of a VS Code ASA project folder's query, with its
     JobConfig.json), event-ordering policy included."""
     from asaql.jvm.engine import engine_problem_without_spark
@@ -104,8 +109,12 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
                                job_functions(functions_dir, project)) if with_spark else None
     problem = engine_problem_without_spark(engine)
     reader = JVM_READER if problem is None else f"python steps: {problem}"
+    if output_format == "html":
+        click.echo(_diagram_page(compiled, query, engine, inputs, reference_paths, outputs,
+                                 project))
+        return
     if output_format == "json":
-        data = plan_json(compiled.plan, reader)
+        data = plan_json(compiled.plan, reader, job_graph_of(compiled, engine))
         if spark_plans is not None:
             data["spark"] = spark_plans
         click.echo(json.dumps(data, indent=2))
@@ -113,6 +122,21 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
     click.echo(explain_plan(compiled.plan, reader))
     for name, text in (spark_plans or {}).items():
         click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
+
+
+def _diagram_page(compiled, query: str, engine: str, inputs, references: dict,
+                  outputs, project) -> str:
+    """`explain --format html`: the diagram, with the places given (--input, --output,
+    --reference ALIAS=PATH, a project's Inputs/ and Outputs/) on their boxes."""
+    from asaql.cli.options import output_targets
+    from asaql.cli.pages import project_places
+    from asaql.pages.page import job_page
+
+    given_inputs = input_paths(compiled, inputs) if inputs else {}
+    places = {**(project_places(project) if project is not None else {}),
+              **endpoints(given_inputs, {}, {a: p for a, p in references.items() if p},
+                          output_targets(outputs), {})}
+    return job_page(job_graph_of(compiled, engine, places), "diagram", Path(query).name)
 
 
 def job_functions(folder, project) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -83,12 +84,19 @@ Example:
 @click.option("--functions", "functions_dir", type=click.Path(file_okay=False), metavar="DIR",
               help="The job's JavaScript UDFs and UDAs: a folder of NAME.js and NAME.js.json "
                    "(a project's Functions/ by default).")
+@click.option("--ui", metavar="[HOST:]PORT",
+              help="Serve a live page of the run while it runs: the job diagram with each "
+                   "node's numbers, charts of events, watermarks and micro-batches, the latest "
+                   "malformed and late events (127.0.0.1 unless HOST is given; 0: any free port).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), metavar="FILE.html",
+              help="At the end of the run (or Ctrl-C), write the same page with the final "
+                   "numbers and full charts: one HTML file that needs no network.")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
         output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
         checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
-        references, local, step, engine, functions_dir,
+        references, local, step, engine, functions_dir, ui, report_path,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -150,9 +158,17 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
     from asaql.spark.failures import default_spark_log
     from asaql.spark.session import build_session
 
-    spark = build_session(master, spark_log=default_spark_log(), remote=remote)
-    counts = run_query(compiled, options, spark=spark)
-    click.echo(_summary(counts, errors_path), err=True)
+    from asaql.cli.pages import endpoints, watched
+
+    places = endpoints(given.inputs, given.input_formats, given.references, given.outputs,
+                       given.output_formats)
+    with watched(compiled, options, engine, places, Path(query).name, ui,
+                 report_path) as finished:
+        spark = build_session(master, spark_log=default_spark_log(), remote=remote)
+        counts = run_query(compiled, options, spark=spark)
+        summary = _summary(counts, errors_path)
+        click.echo(summary, err=True)
+        finished(summary)
 
 
 def job_functions(folder: str | None, project=None) -> dict:

@@ -64,17 +64,28 @@ def _below(node: PlanNode, kind) -> list[PlanNode]:
     return found
 
 
-def plan_json(plan: Plan, reader: str | None = None) -> dict:
+def plan_json(plan: Plan, reader: str | None = None, graph=None) -> dict:
     """The plan as data (`asaql explain --format json`): per output, a tree of operators, each
     with its description (the text form's line) and the settings a tool may read: the policy,
-    its key and scope, each window and the watermark that closes it."""
+    its key and scope, each window and the watermark that closes it. `graph`: the plan's
+    JobGraph (asaql/plan/job_graph.py), listed under "graph" and named by each operator's "id"."""
     shared = shared_operators(plan)
-    paths = _with_readers(plan, step_paths(plan), reader)
-    return {"outputs": [_node_json(write, shared, paths) for write in plan.outputs]}
+    paths = running_steps(plan, reader)
+    ids = graph.ids if graph is not None else {}
+    data = {"outputs": [_node_json(write, shared, paths, ids) for write in plan.outputs]}
+    if graph is not None:
+        data["graph"] = graph.as_json()
+    return data
 
 
-def _node_json(node: PlanNode, shared: dict, paths: dict) -> dict:
-    out = {"operator": type(node).__name__, "description": _describe(node)}
+def running_steps(plan: Plan, reader: str | None = None) -> dict:
+    """Plan node → the engine or step that runs it (explain's brackets)."""
+    return _with_readers(plan, step_paths(plan), reader)
+
+
+def _node_json(node: PlanNode, shared: dict, paths: dict, ids: dict) -> dict:
+    out = {**({"id": ids[node]} if node in ids else {}), "operator": type(node).__name__,
+           "description": describe_operator(node)}
     if node in shared:
         out["sharedBy"] = shared[node]
     if isinstance(node, ReadInput) and node in paths:  # who reads its records
@@ -99,7 +110,7 @@ def _node_json(node: PlanNode, shared: dict, paths: dict) -> dict:
         out["watermark"] = node.watermark
     if isinstance(node, WindowAggregate):
         out["window"] = window_text(node.window)
-    children = [_node_json(child, shared, paths) for child in node.children]
+    children = [_node_json(child, shared, paths, ids) for child in node.children]
     if children:
         out["inputs"] = children
     return out
@@ -108,12 +119,12 @@ def _node_json(node: PlanNode, shared: dict, paths: dict) -> dict:
 def _explain(node: PlanNode, depth: int, lines: list[str], shared: dict, paths: dict) -> None:
     runs_once = f" [shared by {', '.join(shared[node])}: runs once]" if node in shared else ""
     path = f" [{paths[node]}]" if node in paths else ""
-    lines.append("  " * depth + _describe(node) + path + runs_once)
+    lines.append("  " * depth + describe_operator(node) + path + runs_once)
     for child in node.children:
         _explain(child, depth + 1, lines, shared, paths)
 
 
-def _describe(node: PlanNode) -> str:
+def describe_operator(node: PlanNode) -> str:
     if isinstance(node, WriteOutput):
         if is_stage(node.output):
             return f"WriteStage {node.output} (read by another step; ordered by the watermark)"

@@ -58,6 +58,9 @@ class RunOptions:
     # the job's JavaScript functions (`--functions DIR`, a project's Functions/): `udf.name` /
     # `uda.name` (lower case) → asaql.javascript.definitions.JsFunction
     functions: dict = field(default_factory=dict)
+    # who watches the run besides --metrics (a live page, a report: asaql/pages/monitor.py):
+    # each gets `on_metrics(line)` per micro-batch and `on_progress(query, progress)`
+    listeners: tuple = ()
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

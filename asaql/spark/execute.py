@@ -30,6 +30,7 @@ from asaql.spark.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
+from asaql.spark.progress import ProgressWatcher
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
@@ -68,8 +69,10 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
                       committed)
     counts = RunCounts()
-    metrics = RunMetrics(options.metrics_path, options.status) \
-        if options.metrics_path or options.status is not None else None
+    listeners = tuple(getattr(options, "listeners", ()))
+    metrics = RunMetrics(options.metrics_path, options.status, listeners=listeners) \
+        if options.metrics_path or options.status is not None or listeners else None
+    watcher = ProgressWatcher(metrics) if listeners else None
     formats = file_formats(options)
     schemas = {alias: infer_payload_schema(spark, path, formats.get(alias))
                for alias, path in inputs.items() if alias in compiled.input_names}
@@ -103,17 +106,21 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                                            counting, metrics, relays)
                     counted.update(inputs)
                     started.append(query)
+                    if watcher is not None:
+                        watcher.watch(query_label(group, index), query)
                     tickers.extend(ticker)
                 queries.extend(started)
                 if not options.follow:
-                    _wait(started, False, pump=relays)
+                    _wait(started, False, pump=[*relays, *filter(None, [watcher])])
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
             if not options.follow or not _wait(queries, True, options.references, versions,
-                                               relays):
+                                               [*relays, *filter(None, [watcher])]):
                 break
             tickers.clear()
             relays.clear()
+            if watcher is not None:
+                watcher.queries.clear()
         commit_last_progress(queries, [r for r in run_inputs(options).values()
                                        if isinstance(r, KafkaRead)],
                              lambda text: print(text, file=sys.stderr, flush=True))
@@ -213,7 +220,8 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
                                buckets, references, counting)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
-                         metrics=metrics, name=query_label(group, index), query=index)
+                         metrics=metrics, name=query_label(group, index), query=index,
+                         names=tuple(write.output for write, _ in lowered.outputs))
     function = writer
     if is_connect(spark):
         report = os.path.join(checkpoint, "reports", f"source-{index}.jsonl")

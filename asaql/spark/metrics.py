@@ -33,8 +33,11 @@ class RunMetrics:
     """Shared by the queries of a run (their writers call `record` from Spark's threads)."""
 
     def __init__(self, path: str | None = None, status: TextIO | None = None,
-                 diagnostics: TextIO | None = None):
+                 diagnostics: TextIO | None = None, listeners: tuple = ()):
         self.path = path
+        # who else reads each line (a live page, a report): `on_metrics(line)`, and
+        # `on_progress(query, progress)` for Spark's progress of each micro-batch
+        self.listeners = tuple(listeners)
         self.status = status  # a terminal: the live status line
         self.diagnostics = diagnostics if diagnostics is not None else sys.stderr
         self.lock = threading.Lock()
@@ -73,6 +76,9 @@ class RunMetrics:
         by_key = {k: iso(v) if k != "keys" else v for k, v in marks.items()}
         line["Substream Watermarks" if any(k.startswith("[") for k in marks)
              else "Partition Watermarks"] = by_key
+        line["Output Events by Output"] = dict(seen.get("outputs") or {})
+        line["State Rows"] = seen.get("state")
+        line["Late Event Sample"] = _late_event(seen.get("late_sample"))
         with self.lock:
             for name in self.totals:
                 self.totals[name] += line[name]
@@ -84,6 +90,13 @@ class RunMetrics:
             self._diagnose(query, seen.get("late_sample"), marks)
             if self.status is not None:
                 self._status(line)
+        for listener in self.listeners:
+            listener.on_metrics(line)
+
+    def progress(self, query: str, progress: dict) -> None:
+        """Spark's progress of one of `query`'s micro-batches (asaql/spark/progress.py)."""
+        for listener in self.listeners:
+            listener.on_progress(query, progress)
 
     def _diagnose(self, query: str, sample: str | None, marks: dict) -> None:
         if sample and ("late", query) not in self.reported:
@@ -125,6 +138,16 @@ class RunMetrics:
         if self.status is not None:
             self.status.write("\r\033[K")
             self.status.flush()
+
+
+def _late_event(sample: str | None) -> dict | None:
+    """The first late event of a micro-batch: where it was read, its times."""
+    if not sample:
+        return None
+    event = json.loads(sample)
+    return {"at": describe_position(event["file"], event["line"]),
+            "partition": event.get("partition"), "eventTime": iso(event.get("eventTime")),
+            "arrival": iso(event.get("arrival"))}
 
 
 def _merge(parts: list[dict]) -> dict:

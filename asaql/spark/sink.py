@@ -253,6 +253,7 @@ class BatchWriter:
     count_input: bool = True  # False when another group already counts this input's events
     metrics: object | None = None  # asaql.spark.metrics.RunMetrics (--metrics, status line)
     name: str = ""  # the query, as metrics name it
+    names: tuple = ()  # each statement's output (or stage), as metrics name them
     query: int = 0  # the streaming query's index (its checkpoint folder source-N)
     lock: PortableLock = field(default_factory=PortableLock)
     # The largest arrival clock the step reported, and when (monotonic seconds): --follow ticks
@@ -275,16 +276,19 @@ class BatchWriter:
         if cached:
             observed = observed.persist()
         try:
-            written = sum(sink.write(observed, lines, batch_id, self.query, statement)
-                          for statement, (lines, sink) in enumerate(self.outputs)
-                          if not sink.collects)
+            rows: dict[str, int] = {}  # output (or stage) name → its rows of this micro-batch
+            for statement, (lines, sink) in enumerate(self.outputs):
+                if not sink.collects:
+                    count = sink.write(observed, lines, batch_id, self.query, statement)
+                    rows[self._name(statement)] = rows.get(self._name(statement), 0) + count
+            written = sum(rows.values())
             # Without collected outputs, a second pass only for malformed records and rows a
             # CAST failed on (counted on the first; `observation.get` waits for that pass).
             if collected or any(lines.failed is not None for lines, _ in self.outputs) \
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
-                written += self._collect(observed, batch_id)
-            seen = observation.get
+                written += self._collect(observed, batch_id, rows)
+            seen = {**observation.get, "outputs": rows}
             if self.report is None:
                 self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
             else:
@@ -296,8 +300,12 @@ class BatchWriter:
             if cached:
                 observed.unpersist()
 
-    def _collect(self, batch: DataFrame, batch_id: int) -> int:
-        """Every collected output's lines and the malformed records, in one pass."""
+    def _name(self, statement: int) -> str:
+        return self.names[statement] if statement < len(self.names) else str(statement)
+
+    def _collect(self, batch: DataFrame, batch_id: int, counted: dict) -> int:
+        """Every collected output's lines and the malformed records, in one pass; each
+        output's (and stage's) rows added to `counted`."""
         arrays = [entries(index, lines) for index, (lines, sink) in enumerate(self.outputs)
                   if sink.collects]
         if self.count_input:
@@ -329,6 +337,7 @@ class BatchWriter:
         for index, rows in by_destination.items():
             sink = self.outputs[index][1]
             by_sink.setdefault(id(sink), (sink, []))[1].extend(rows)
+            counted[self._name(index)] = counted.get(self._name(index), 0) + len(rows)
         return sum(sink.write_rows(rows, self.query, batch_id) for sink, rows in by_sink.values())
 
     def apply(self, batch_id: int, seen: dict, written: int, failed: int) -> None:

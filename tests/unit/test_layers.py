@@ -42,6 +42,10 @@ FORBIDDEN = {
     # JavaScript functions: their files and engine, used by the backend and the runtime
     "asaql.javascript": ("asaql.syntax", "asaql.analysis", "asaql.plan", "asaql.spark",
                          "asaql.runtime", *APP),
+    # the pictures of a job: they read the plan's job graph and the run's numbers as plain
+    # data, never Spark or the compiler (the CLI wires them to a run)
+    "asaql.pages": ("asaql.syntax", "asaql.analysis", "asaql.spark", "asaql.runtime",
+                    "asaql.kafka", *APP),
     "asaql.spark": ("asaql.syntax", "asaql.analysis", "asaql.plan.planner",
                     "asaql.plan.translate", *APP),
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
@@ -65,7 +69,8 @@ NEVER_REACHES = {
 # Third-party engines and the one package allowed to import each.
 OWNERS = {"pyspark": "asaql.spark", "py4j": "asaql.spark", "lark": "asaql.syntax",
           "click": "asaql.cli", "confluent_kafka": "asaql.kafka",
-          "py_mini_racer": "asaql.javascript"}
+          "py_mini_racer": "asaql.javascript", "networkx": "asaql.pages",
+          "plotly": "asaql.pages"}
 
 
 def _module_name(path: Path) -> str:
