@@ -31,6 +31,9 @@ Examples:
 @click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
               help="An ASA JobConfig.json: the event-ordering settings of every case that "
                    "does not give its own.")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Write each failing case's run report to DIR/CASE.html: its job diagram, "
+                   "the run's numbers and charts, and the diff or the error.")
 @click.option("--master", help="Spark master URL (default local[2]).")
 @click.option("--engine", type=click.Choice(["jvm", "python"]), default="jvm", show_default=True,
               help="As `asaql run --engine`: the JVM engine where it covers a statement, or "
@@ -38,8 +41,8 @@ Examples:
 @click.option("--functions", "functions_dir", type=click.Path(file_okay=False, exists=True),
               metavar="DIR", help="With --config: the JavaScript UDFs and UDAs (default: the "
                                   "Functions/ folder beside the query).")
-def test(folder, config_path, query_path, output_path, junit_path, job_config, master, engine,
-         functions_dir) -> None:
+def test(folder, config_path, query_path, output_path, junit_path, job_config, reports_dir,
+         master, engine, functions_dir) -> None:
     """Run query tests: golden case folders below FOLDER (default: the current folder), or
     ASA's testConfig.json. A line per case, a diff of rows for a failure; exit 1 when one
     fails.
@@ -69,7 +72,8 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
         functions = read_functions(functions_dir) if functions_dir else {}
         spark = build_session(master, spark_log=default_spark_log())
         results = asa_cases.run_asa_cases(query_file, cases, Path(output_path), spark,
-                                          policy or EventOrderingPolicy(), functions, engine)
+                                          policy or EventOrderingPolicy(), functions, engine,
+                                          Path(reports_dir) if reports_dir else None)
         summary = suite.summary_json(results, query_file, clock.monotonic() - started)
         suite.write_text(str(Path(output_path) / "testResultSummary.json"),
                          json.dumps(summary, indent=2))
@@ -80,11 +84,14 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, m
         if not golden.discover(root):
             raise click.UsageError(f"no test case below {root}: a case is a folder with query.sql")
         spark = build_session(master, spark_log=default_spark_log())
-        results = suite.run_golden_cases(root, spark, policy, engine)
+        results = suite.run_golden_cases(root, spark, policy, engine,
+                                         Path(reports_dir) if reports_dir else None)
     for result in results:
         click.echo(f"{'PASS' if result.passed else 'FAIL'}  {result.name}  ({result.seconds:.1f} s)")
         if not result.passed:
             click.echo(indent(result.report()))
+            if result.report_path is not None:
+                click.echo(indent(f"run report: {result.report_path}"))
     failed = sum(not r.passed for r in results)
     click.echo(f"{len(results) - failed} passed, {failed} failed in "
                f"{clock.monotonic() - started:.1f} s")

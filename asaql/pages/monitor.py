@@ -87,6 +87,12 @@ class RunMonitor:
             if progress.get("lag"):
                 self.lag[query] = progress["lag"]
 
+    def on_end(self) -> None:
+        """The run's queries have ended: its last malformed records are read now, while the
+        errors file is surely there (a test case's is in a folder removed after it)."""
+        if self.errors is not None:
+            self.errors.latest()
+
     def finish(self, state: str, summary: str | None = None) -> None:
         with self.lock:
             self.state, self.summary = state, summary

@@ -59,7 +59,8 @@ class RunOptions:
     # `uda.name` (lower case) → asaql.javascript.definitions.JsFunction
     functions: dict = field(default_factory=dict)
     # who watches the run besides --metrics (a live page, a report: asaql/pages/monitor.py):
-    # each gets `on_metrics(line)` per micro-batch and `on_progress(query, progress)`
+    # each gets `on_metrics(line)` per micro-batch, `on_progress(query, progress)` and
+    # `on_end()` (asaql/spark/metrics.py)
     listeners: tuple = ()
 
 

@@ -107,7 +107,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                     counted.update(inputs)
                     started.append(query)
                     if watcher is not None:
-                        watcher.watch(query_label(group, index), query)
+                        watcher.watch(query_label(group, index), query, tuple(
+                            paths[a].topic for a in inputs if isinstance(paths[a], KafkaRead)))
                     tickers.extend(ticker)
                 queries.extend(started)
                 if not options.follow:

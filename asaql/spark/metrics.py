@@ -35,8 +35,9 @@ class RunMetrics:
     def __init__(self, path: str | None = None, status: TextIO | None = None,
                  diagnostics: TextIO | None = None, listeners: tuple = ()):
         self.path = path
-        # who else reads each line (a live page, a report): `on_metrics(line)`, and
-        # `on_progress(query, progress)` for Spark's progress of each micro-batch
+        # who else reads each line (a live page, a report): `on_metrics(line)`,
+        # `on_progress(query, progress)` for Spark's progress of each micro-batch, and
+        # `on_end()` when the run's queries have ended
         self.listeners = tuple(listeners)
         self.status = status  # a terminal: the live status line
         self.diagnostics = diagnostics if diagnostics is not None else sys.stderr
@@ -135,6 +136,8 @@ class RunMetrics:
         self.status.flush()
 
     def close(self) -> None:
+        for listener in self.listeners:  # the run's queries have ended
+            listener.on_end()
         if self.status is not None:
             self.status.write("\r\033[K")
             self.status.flush()

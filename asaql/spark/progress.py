@@ -2,12 +2,16 @@
 how long it took, and how far each topic partition's reading is behind the broker.
 
 Read from the driver between waits (`pump`, as the Connect report readers are): one py4j call
-per query and poll, and only when someone listens.
+per query and poll, and only when someone listens. A topic's lag comes from the source's latest
+offset when Spark reports it, else from one fetch of the broker's end offsets per new
+micro-batch.
 """
 
 from __future__ import annotations
 
 import json
+
+from asaql.kafka.client import end_offsets
 
 
 class ProgressWatcher:
@@ -15,9 +19,11 @@ class ProgressWatcher:
         self.metrics = metrics  # asaql.spark.metrics.RunMetrics: it passes each on
         self.queries: list[tuple[str, object]] = []  # (label, StreamingQuery)
         self.seen: dict[str, int] = {}  # label → the last batch id passed on
+        self.topics: dict[str, tuple] = {}  # label → the KafkaTopics the query reads
 
-    def watch(self, label: str, query) -> None:
+    def watch(self, label: str, query, topics: tuple = ()) -> None:
         self.queries.append((label, query))
+        self.topics[label] = tuple(topics)
 
     def pump(self) -> None:
         for label, query in self.queries:
@@ -29,10 +35,13 @@ class ProgressWatcher:
                 updates = query.recentProgress if missed else [last]
             except Exception:  # noqa: BLE001 - a query that just ended: its failure is raised elsewhere
                 continue
-            for update in updates:
-                if update["batchId"] > self.seen.get(label, -1):
-                    self.seen[label] = update["batchId"]
-                    self.metrics.progress(label, summary(update))
+            fresh = [u for u in updates if u["batchId"] > self.seen.get(label, -1)]
+            for number, update in enumerate(fresh):
+                self.seen[label] = update["batchId"]
+                found = summary(update)
+                if number == len(fresh) - 1 and not found["lag"] and self.topics.get(label):
+                    found["lag"] = broker_lag(self.topics[label], update.get("sources") or ())
+                self.metrics.progress(label, found)
 
 
 def summary(progress) -> dict:
@@ -58,6 +67,26 @@ def topic_lag(sources) -> dict[str, int]:
             for partition, offset in partitions.items():
                 if isinstance(offset, int) and isinstance(done.get(partition), int):
                     lag[f"{topic}/{partition}"] = max(0, offset - done[partition])
+    return lag
+
+
+def broker_lag(topics, sources) -> dict[str, int]:
+    """The lag from the broker's end offsets, for sources that do not report their latest
+    offset (Spark's Python data sources): one fetch per topic, for the newest progress only."""
+    lag = {}
+    for topic in topics:
+        done = {}
+        for source in sources:
+            partitions = _offsets(source.get("endOffset")).get(topic.topic)
+            if isinstance(partitions, dict):
+                done.update({int(p): o for p, o in partitions.items() if isinstance(o, int)})
+        if not done:
+            continue
+        try:
+            ends = end_offsets(topic, sorted(done), timeout=5.0)
+        except Exception:  # noqa: BLE001 - monitoring only: a broker that does not answer now
+            continue
+        lag.update({f"{topic.topic}/{p}": max(0, ends[p] - done[p]) for p in sorted(done)})
     return lag
 
 

@@ -22,6 +22,7 @@ from asaql.kafka.endpoints import is_kafka_location, kafka_topic, start_position
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax.query_text import read_query_file
 from asaql.testing import golden
+from asaql.testing.case_reports import CaseWatch
 from asaql.testing.suite import (
     MATCHED, MISSING, NOT_EQUAL, UNEXPECTED, UNREQUIRED, CaseResult, OutputResult, row_diff,
 )
@@ -98,9 +99,10 @@ def _relative(base: Path, file: str) -> Path:
 
 def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spark,
                   policy: EventOrderingPolicy, functions=None,
-                  engine: str = "jvm") -> list[CaseResult]:
+                  engine: str = "jvm", reports: Path | None = None) -> list[CaseResult]:
     """Each case's query run, its actual outputs written to output_dir/<case>/<alias>.jsonl
-    (`engine`: as `asaql run --engine`)."""
+    (`engine`: as `asaql run --engine`; `reports`: where each failing case's run report
+    goes)."""
     from asaql.compiler.pipeline import compile_query
     from asaql.run.runner import RunOptions, run
 
@@ -109,6 +111,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
     for case in cases:
         started = time.monotonic()
         result = CaseResult(case.name)
+        watch = CaseWatch(reports, case.name)
         try:
             references = {a: p for a, (p, kind, _) in case.inputs.items()
                           if kind.lower().startswith("reference")}
@@ -125,6 +128,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
                     kafka_start=case.start,
                     references=_resolve(compiled.reference_names, references, "reference"),
                     functions=dict(functions or {}), engine=engine)
+                options.listeners = watch.listeners(compiled, options.errors_path)
                 run(compiled, options, spark=spark)
             result.outputs = _asa_outputs(case, outputs)
         except AsaqlError as error:
@@ -132,6 +136,7 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
         except Exception as error:  # a failing case must not stop the others
             result.error = f"{type(error).__name__}: {error}"
         result.seconds = time.monotonic() - started
+        result.report_path = watch.write(result)
         results.append(result)
     return results
 

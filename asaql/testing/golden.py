@@ -100,9 +100,10 @@ def _bind(names: tuple[str, ...], files: dict[str, Path], what: str) -> dict[str
     return {by_key.get(alias.lower(), alias): path for alias, path in files.items()}
 
 
-def run_case(case: Case, spark=None, engine: str = "jvm") -> dict[str, list[dict]]:
+def run_case(case: Case, spark=None, engine: str = "jvm",
+             watch=None) -> dict[str, list[dict]]:
     """Run the case's query on Spark; output alias → rows, in the order they were written.
-    `engine`: as `asaql run --engine`."""
+    `engine`: as `asaql run --engine`; `watch`: a CaseWatch (asaql/testing/case_reports.py)."""
     from asaql.run.runner import RunOptions, run
 
     compiled = compile_query(case.query, case.policy(), tuple(case.references))
@@ -119,6 +120,8 @@ def run_case(case: Case, spark=None, engine: str = "jvm") -> dict[str, list[dict
                                               {k: str(v) for k, v in case.references.items()},
                                               "reference"),
                              functions=case_functions(case.folder), engine=engine)
+        if watch is not None:
+            options.listeners = watch.listeners(compiled, options.errors_path)
         run(compiled, options, spark=spark)
         return {name: read_rows(Path(path)) for name, path in outputs.items()}
 

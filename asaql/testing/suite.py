@@ -21,6 +21,7 @@ from asaql.errors import AsaqlError
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax.query_text import read_query_file
 from asaql.testing import golden
+from asaql.testing.case_reports import CaseWatch
 
 MATCHED, NOT_EQUAL, MISSING, UNEXPECTED, UNREQUIRED = (
     "OutputMatched", "OutputNotEqual", "OutputMissing", "OutputUnexpected", "OutputUnrequired")
@@ -42,6 +43,7 @@ class CaseResult:
     seconds: float = 0.0
     outputs: list[OutputResult] = field(default_factory=list)
     error: str | None = None  # the case could not run: why
+    report_path: Path | None = None  # its run report (`asaql test --reports`), if it failed
 
     @property
     def passed(self) -> bool:
@@ -65,14 +67,15 @@ class CaseResult:
 
 
 def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = None,
-                     engine: str = "jvm") -> list[CaseResult]:
+                     engine: str = "jvm", reports: Path | None = None) -> list[CaseResult]:
     """Every case folder below `root` (a folder with query.sql). `policy`: the event-ordering
     settings of cases whose case.toml does not give them (--job-config); `engine`: as
-    `asaql run --engine`."""
+    `asaql run --engine`; `reports`: where each failing case's run report goes."""
     results = []
     for folder in golden.discover(root):
         started = time.monotonic()
         result = CaseResult(_case_name(root, folder))
+        watch = CaseWatch(reports, result.name)
         try:
             case = golden.load_case(folder)
             if policy is not None:
@@ -84,13 +87,14 @@ def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = Non
                     "error", MATCHED if error == want else NOT_EQUAL,
                     str(case.expected_error), diff=row_diff([want], [str(error)], "error")))
             else:
-                actual = golden.run_case(case, spark=spark, engine=engine)
+                actual = golden.run_case(case, spark=spark, engine=engine, watch=watch)
                 result.outputs = _golden_outputs(case, actual)
         except AsaqlError as error:
             result.error = error.render(_query_text(folder), str(folder / "query.sql"))
         except Exception as error:  # a failing case must not stop the others
             result.error = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         result.seconds = time.monotonic() - started
+        result.report_path = watch.write(result)
         results.append(result)
     return results
 
