@@ -85,6 +85,11 @@ def test_a_report_of_a_run_from_a_topic(spark, kafka_broker, offline_page, scree
     assert all(b["seconds"] > 0 for b in snapshot["batches"])
     assert page.locator("#chart-lag .main-svg").count() >= 1
     page.screenshot(path=str(screenshots / "report-topic.png"), full_page=True)
+    # watching the run changed none of its rows
+    def rows(path: Path) -> list[str]:
+        return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(path))
+
+    assert rows(tmp_path / "alerts.jsonl") == rows(IOT / "expected.jsonl")
 
 
 def test_a_run_that_fails_still_leaves_its_report_marked_failed(tmp_path):
