@@ -9,6 +9,7 @@ Nothing is fetched from a network.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from html import escape
 from importlib import resources
@@ -18,6 +19,7 @@ from asaql.pages.layout import layout
 from asaql.plan.job_graph import JobGraph
 
 MODES = ("diagram", "live", "report")
+_MARKER = re.compile(r"__ASAQL_[A-Z]+__")
 
 
 def job_page(graph: JobGraph, mode: str, title: str, snapshot: dict | None = None) -> str:
@@ -29,17 +31,15 @@ def job_page(graph: JobGraph, mode: str, title: str, snapshot: dict | None = Non
                "report": f"asaql run report · {title}"}[mode]
     data = {"mode": mode, "graph": graph.as_json(), "snapshot": snapshot}
     charts = f"<script>{plotly_js()}</script>" if mode != "diagram" else ""
-    replacements = {
+    values = {
         "__ASAQL_TITLE__": escape(heading), "__ASAQL_HEADING__": escape(heading),
         "__ASAQL_MODE__": mode, "__ASAQL_STYLE__": _asset("page.css"),
         "__ASAQL_DIAGRAM__": diagram_svg(graph, layout(graph)),
         "__ASAQL_DATA__": _script_json(data), "__ASAQL_SCRIPT__": _asset("page.js"),
+        "__ASAQL_PLOTLY__": charts,
     }
-    page = _asset("page.html")
-    for marker, value in replacements.items():
-        page = page.replace(marker, value)
-    # last: plotly.js is large, and none of the markers may be searched for inside it
-    return page.replace("__ASAQL_PLOTLY__", charts)
+    # one pass over the template: a marker inside a value (a query's text) stays as it is
+    return _MARKER.sub(lambda found: values[found.group(0)], _asset("page.html"))
 
 
 @lru_cache(maxsize=1)
@@ -55,5 +55,6 @@ def _asset(name: str) -> str:
 
 
 def _script_json(data) -> str:
-    """JSON inside <script type="application/json">: no `</` that could end the element."""
-    return json.dumps(data, ensure_ascii=False, default=str).replace("</", "<\\/")
+    """JSON inside <script type="application/json">: no `<` at all (`</script>`, `<!--`), as
+    `\\u003c`, which JSON reads back as `<` (it can only be inside a string)."""
+    return json.dumps(data, ensure_ascii=False, default=str).replace("<", "\\u003c")

@@ -90,6 +90,10 @@ def test_a_report_of_a_run_from_a_topic(spark, kafka_broker, offline_page, scree
         return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(path))
 
     assert rows(tmp_path / "alerts.jsonl") == rows(IOT / "expected.jsonl")
+    # the diagram alone names the topic too
+    diagram = CliRunner().invoke(cli, ["explain", str(IOT / "query.sql"), "--input",
+                                       kafka_broker.uri("report"), "--format", "html"])
+    assert diagram.exit_code == 0 and "topic report at 127.0.0.1:" in diagram.output
 
 
 def test_a_run_that_fails_still_leaves_its_report_marked_failed(tmp_path):
