@@ -133,13 +133,28 @@ def engine_for(name: str, script: str, limit: float) -> "Engine":
     return engine
 
 
+def _isolate(make):
+    """A MiniRacer with its own event loop thread. Made where an asyncio loop runs (Jupyter,
+    an async application), it would take that loop as its own and then refuse the time limit
+    of every call; so it is made in a thread of its own there."""
+    import asyncio
+    import concurrent.futures
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return make()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(make).result()
+
+
 class Engine:
     def __init__(self, name: str, script: str, limit: float):
         from py_mini_racer import MiniRacer
 
         self.name = name
         self.limit = limit
-        self.context = MiniRacer()
+        self.context = _isolate(MiniRacer)
         self.context.set_hard_memory_limit(MEMORY_LIMIT)
         self._eval(_PRELUDE, "starting its engine")
         self._eval(f"var __asaql_fn = {_function_expression(script, name.split('.', 1)[-1])};",

@@ -14,8 +14,11 @@ CHROMIUM = os.environ.get("ASAQL_CHROMIUM") or shutil.which("chromium") \
     or shutil.which("chromium-browser") or "/usr/bin/chromium"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
+    """One browser per test module, stopped after it (a second to start): Playwright's sync
+    API keeps an asyncio loop running in the main thread while it lives, which other tests
+    should not inherit."""
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():

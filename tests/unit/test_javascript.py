@@ -89,6 +89,19 @@ def test_a_runaway_loop_stops_at_the_time_limit():
     assert time.monotonic() - started < 5
 
 
+def test_functions_run_with_their_time_limit_where_an_asyncio_loop_runs():
+    """Jupyter and async applications run a loop in the calling thread: an engine made there
+    keeps a loop of its own (mini-racer would otherwise refuse every time limit)."""
+    import asyncio
+
+    async def inside_a_loop():
+        assert rows(HEX2INT, ["B4"], name="udf.loop_hex") == [(180, None)]
+        with pytest.raises(JavaScriptError, match="ran past the time limit of 0.5 s"):
+            rows("function main(x) { while (true) {} }", [1], name="udf.loop_spin", limit=0.5)
+
+    asyncio.run(inside_a_loop())
+
+
 def test_a_script_that_does_not_parse_is_one_line():
     with pytest.raises(JavaScriptError, match="udf.broken: loading its script failed: "
                                               "SyntaxError"):
