@@ -53,10 +53,16 @@ def main() -> None:
             # 2. the live page, while the run follows its input
             inbox = work / "inbox"
             inbox.mkdir()
-            shutil.copy(SAMPLES / "iot_devices" / "input.jsonl", inbox)
+            lines = (SAMPLES / "iot_devices" / "input.jsonl").read_text().splitlines()
+            for number in range(8):  # eight files, one per micro-batch: the charts have a history
+                part = inbox / f"part-{number}.jsonl"
+                part.write_text("".join(line + "\n" for line in lines[number * 38:(number + 1) * 38]))
+                # Spark's file source admits files in modification-time order (milliseconds)
+                os.utime(part, (1_700_000_000 + number, 1_700_000_000 + number))
             run = asaql("run", str(SAMPLES / "iot_devices" / "query.sql"), "--input", str(inbox),
                         "--output", f"alerts={work / 'alerts.jsonl'}", "--late", "5s", "--ooo",
-                        "2s", "--follow", "--ui", "127.0.0.1:0", "--report",
+                        "2s", "--follow", "--max-files-per-trigger", "1", "--ui", "127.0.0.1:0",
+                        "--report",
                         str(work / "report.html"), "--errors", str(work / "errors.jsonl"),
                         cwd=work)
             url = None

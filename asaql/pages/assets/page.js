@@ -155,7 +155,8 @@
     };
     chart("chart-rate", "Events per second", [
       { ...rate("read"), name: "input", mode: "lines+markers" },
-      { ...rate("output"), name: "output", mode: "lines+markers" }]);
+      { ...rate("output"), name: "output", mode: "lines+markers" }],
+      { yaxis: { rangemode: "tozero" } });
     const keys = new Set();
     h.forEach((p) => Object.keys(p.partitions || {}).forEach((k) => keys.add(`${p.query} ${k}`)));
     const marks = [...keys].slice(0, 32).map((key) => {
@@ -181,7 +182,8 @@
         mode: "lines+markers" },
       { x: states.map((p) => p.time), y: states.map((p) => p.stateRows), name: "state rows",
         mode: "lines+markers", yaxis: "y2" }],
-      { yaxis2: { overlaying: "y", side: "right", title: { text: "rows" } } });
+      { yaxis: { rangemode: "tozero", title: { text: "seconds" } },
+        yaxis2: { overlaying: "y", side: "right", rangemode: "tozero", title: { text: "rows" } } });
     const lag = Object.entries(s.lag || {}).flatMap(([q, parts]) =>
       Object.entries(parts).map(([k, v]) => [`${q} ${k}`, v]));
     chart("chart-lag", "Topic lag per partition (records)",
