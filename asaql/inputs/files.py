@@ -19,3 +19,14 @@ def input_files(path: str) -> list[Path]:
     if p.is_dir():
         return sorted(f for f in p.iterdir() if f.is_file() and f.suffix in INPUT_SUFFIXES)
     raise ConfigurationError(f"input not found: {path}")
+
+
+def admission_ties(files: list[Path]) -> list[list[Path]]:
+    """Groups of files with the same modification time to the millisecond: Spark's file source
+    admits files in modification-time order (milliseconds) and leaves such a group in the
+    order the directory lists it, so a replay that splits the group across micro-batches
+    (--max-files-per-trigger) may read its events in either order."""
+    by_time: dict[int, list[Path]] = {}
+    for file in files:
+        by_time.setdefault(file.stat().st_mtime_ns // 1_000_000, []).append(file)
+    return [sorted(group) for group in by_time.values() if len(group) > 1]

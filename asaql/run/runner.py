@@ -143,6 +143,8 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
     # this run's functions travel in its plan, its input formats in its options: nothing of
     # one run reaches another in the same process
     compiled = compiled.with_functions(options.functions)
+    if options.max_files_per_trigger:
+        _warn_of_admission_ties(options)
     temporary = options.checkpoint is None
     checkpoint = options.checkpoint or tempfile.mkdtemp(prefix="asaql-checkpoint-")
     write_manifest(checkpoint, _manifest(compiled, options))
@@ -154,3 +156,23 @@ def run(compiled: CompiledQuery, options: RunOptions, spark=None):
             shutil.rmtree(checkpoint, ignore_errors=True)
     counts.seconds = round(time.monotonic() - started, 3)
     return counts
+
+
+def _warn_of_admission_ties(options: RunOptions) -> None:
+    """A folder replayed a few files per micro-batch is read in modification-time order; files
+    that share one (to the millisecond: a copy, an unpacked archive) may come in either order,
+    and their events then as late or out of order. Said once per input, before the run."""
+    from asaql.inputs.files import admission_ties, input_files
+
+    for alias, path in options.inputs.items():
+        if isinstance(path, KafkaTopic) or not Path(path).is_dir():
+            continue
+        ties = admission_ties(input_files(path))
+        if ties:
+            shared = sum(len(group) for group in ties)
+            print(f"asaql: warning: {shared} files of input '{alias}' share a modification time "
+                  f"with another to the millisecond (e.g. {ties[0][0].name}, {ties[0][1].name}): "
+                  "Spark's file source may admit them in either order, so with "
+                  "--max-files-per-trigger their events may arrive out of order; give the files "
+                  "increasing modification times in arrival order (touch them one by one), or "
+                  "replay without --max-files-per-trigger", file=sys.stderr, flush=True)

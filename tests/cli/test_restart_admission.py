@@ -157,3 +157,32 @@ def test_a_compaction_entry_no_micro_batch_planned_keeps_only_the_planned_files(
     finally:
         spark.conf.set(setting, before)
     assert read == [(n, [n]) for n in range(7)], read
+
+
+def test_a_replay_of_files_sharing_a_modification_time_is_warned_of(spark, tmp_path, capsys):
+    """Spark admits files in modification-time order to the millisecond and leaves a tie in
+    the directory's order: a replay N files at a time says so before it starts, once."""
+    from asaql.inputs.files import admission_ties
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for number in range(3):
+        path = folder / f"part-{number}.jsonl"
+        path.write_text(json.dumps({"dev": "a", "t": f"2021-01-01T00:00:0{number}Z",
+                                    "EventEnqueuedUtcTime": f"2021-01-01T00:00:0{number}Z"})
+                        + "\n")
+        os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000 + number * 1000))
+    assert [[p.name for p in group] for group in admission_ties(sorted(folder.iterdir()))] \
+        == [["part-0.jsonl", "part-1.jsonl", "part-2.jsonl"]]  # a microsecond apart: one tie
+    options = RunOptions(inputs={"readings": str(folder)}, outputs={"win": str(tmp_path / "o")},
+                         errors_path=str(tmp_path / "e.jsonl"), max_files_per_trigger=1)
+    run(compile_query(QUERY), options, spark=spark)
+    said = capsys.readouterr().err
+    assert said.count("3 files of input 'readings' share a modification time") == 1
+    # in arrival order a millisecond apart (or more): no tie, no warning
+    for number, path in enumerate(sorted(folder.iterdir())):
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+    assert admission_ties(sorted(folder.iterdir())) == []
+    run(compile_query(QUERY), RunOptions(**{**options.__dict__, "outputs": {
+        "win": str(tmp_path / "o2")}}), spark=spark)
+    assert "share a modification time" not in capsys.readouterr().err
