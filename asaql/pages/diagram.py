@@ -47,7 +47,8 @@ def _box(node, cx: float, cy: float) -> str:
     lines = [f'<text class="title" x="{x + 10:.1f}" y="{y + 19:.1f}">{escape(node.title)}'
              '</text>']
     for number, detail in enumerate(node.details[:2]):
-        lines.append(f'<text class="detail" x="{x + 10:.1f}" y="{y + 19 + _LINE * (number + 1):.1f}">'
+        top = y + 19 + _LINE * (number + 1)
+        lines.append(f'<text class="detail" x="{x + 10:.1f}" y="{top:.1f}">'
                      f'{escape(_fit(detail))}</text>')
     lines.append(f'<text class="numbers" x="{x + 10:.1f}" y="{y + BOX_HEIGHT - 9:.1f}"></text>')
     badge = f'<title>{escape(node.plan_text)}</title>'

@@ -33,7 +33,7 @@ class ProgressWatcher:
                     continue
                 missed = last["batchId"] - self.seen.get(label, -1) > 1
                 updates = query.recentProgress if missed else [last]
-            except Exception:  # noqa: BLE001 - a query that just ended: its failure is raised elsewhere
+            except Exception:  # noqa: BLE001 - a query just ended: its failure is raised elsewhere
                 continue
             fresh = [u for u in updates if u["batchId"] > self.seen.get(label, -1)]
             for number, update in enumerate(fresh):

@@ -56,7 +56,8 @@ def main() -> None:
             lines = (SAMPLES / "iot_devices" / "input.jsonl").read_text().splitlines()
             for number in range(8):  # eight files, one per micro-batch: the charts have a history
                 part = inbox / f"part-{number}.jsonl"
-                part.write_text("".join(line + "\n" for line in lines[number * 38:(number + 1) * 38]))
+                chunk = lines[number * 38:(number + 1) * 38]
+                part.write_text("".join(line + "\n" for line in chunk))
                 # Spark's file source admits files in modification-time order (milliseconds)
                 os.utime(part, (1_700_000_000 + number, 1_700_000_000 + number))
             run = asaql("run", str(SAMPLES / "iot_devices" / "query.sql"), "--input", str(inbox),

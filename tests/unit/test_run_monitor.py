@@ -16,7 +16,8 @@ from asaql.spark.progress import topic_lag
 
 JOIN = """
 SELECT e.id, x.id AS other INTO out
-FROM A e TIMESTAMP BY t JOIN B x TIMESTAMP BY t ON e.id = x.id AND DATEDIFF(second, e, x) BETWEEN 0 AND 5
+FROM A e TIMESTAMP BY t JOIN B x TIMESTAMP BY t
+ON e.id = x.id AND DATEDIFF(second, e, x) BETWEEN 0 AND 5
 """
 
 
