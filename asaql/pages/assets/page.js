@@ -186,7 +186,7 @@
         yaxis2: { overlaying: "y", side: "right", rangemode: "tozero", title: { text: "rows" } } });
     const lag = Object.entries(s.lag || {}).flatMap(([q, parts]) =>
       Object.entries(parts).map(([k, v]) => [`${q} ${k}`, v]));
-    chart("chart-lag", "Topic lag per partition (records)",
+    chart("chart-lag", "Topic lag per partition (offsets behind the broker's end)",
       lag.length ? [{ x: lag.map((l) => l[0]), y: lag.map((l) => l[1]), type: "bar", name: "lag" }] : []);
   }
 
