@@ -115,7 +115,8 @@
         ? `The substream furthest behind: ${back.partition} of ${back.query} (at ${back.watermark}).`
         : `The combined watermark waits for partition ${back.partition} of ${back.query} (at ${back.watermark}).`;
     fillRecords("malformed", s.malformed, (r) => [
-      r.file ? `${r.file}:${r.line}` : (r.partition !== undefined ? `partition ${r.partition}, offset ${r.offset}` : ""),
+      r.file ? `${r.file}:${r.line}`
+        : (r.topic !== undefined ? `${r.topic} partition ${r.partition}, offset ${r.offset}` : ""),
       r.reason, typeof r.record === "string" ? r.record : JSON.stringify(r.record)]);
     fillRecords("late", s.late, (r) => [r.at, r.partition, r.eventTime, r.arrival, r.query]);
     if (selected) showDetails(selected);
