@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 from asaql.errors import ConfigurationError
+from asaql.outputs.formats import output_format
 
 MANIFEST_FILE = "asaql-checkpoint.json"
 # Bump whenever what asaql keeps in a checkpoint changes meaning: the columns or keys of the
@@ -34,8 +35,12 @@ def query_fingerprint(text: str) -> str:
 
 
 def describe_run(query_text: str, policy, inputs: dict[str, str],
-                 outputs: dict[str, str | None]) -> dict:
-    """What changes the meaning of a checkpoint's state and output journals."""
+                 outputs: dict[str, str | None], output_formats: dict[str, str] | None = None
+                 ) -> dict:
+    """What changes the meaning of a checkpoint's state and output journals. A folder output's
+    part-file format (`--output-format`, JSON lines unless given) is part of it: a restart in
+    another format would leave one folder of two formats."""
+    formats = output_formats or {}
     return {
         "layout": LAYOUT_VERSION,
         "query": query_fingerprint(query_text),
@@ -44,6 +49,9 @@ def describe_run(query_text: str, policy, inputs: dict[str, str],
         "outputs": {alias: (None if path is None else os.path.abspath(path)
                             if isinstance(path, str) else str(path))
                     for alias, path in sorted(outputs.items())},
+        "outputFormats": {alias: formats.get(alias, "json") for alias, path in
+                          sorted(outputs.items()) if isinstance(path, str)
+                          and not output_format(path)},
     }
 
 
@@ -73,9 +81,11 @@ def verify_checkpoint(folder: str, expected: dict) -> None:
         raise ConfigurationError(f"checkpoint {folder} was written by {which} asaql (state "
                                  f"layout {layout}; this asaql reads layout {LAYOUT_VERSION}): "
                                  f"{advice}")
+    # a manifest written before the output formats were part of it is not compared on them
+    keys = ("query", "policy", "inputs", "outputs") + (
+        ("outputFormats",) if "outputFormats" in found else ())
     differences = [_difference(key, found.get(key), expected[key])
-                   for key in ("query", "policy", "inputs", "outputs")
-                   if found.get(key) != expected[key]]
+                   for key in keys if found.get(key) != expected[key]]
     if differences:
         raise ConfigurationError(f"checkpoint {folder} was written by a different query "
                                  f"({'; '.join(differences)}): {advice}")
@@ -101,4 +111,8 @@ def _difference(key: str, found, expected) -> str:
         return f"its inputs were {', '.join(found or []) or 'none'}, now {', '.join(expected)}"
     was = found or {}
     changed = sorted(a for a in set(was) | set(expected) if was.get(a) != expected.get(a))
+    if key == "outputFormats":
+        return "its output formats differ (" + ", ".join(
+            f"{a} was {was.get(a) or 'not a folder'}, now {expected.get(a) or 'not a folder'}"
+            for a in changed) + ")"
     return f"its outputs differ ({', '.join(changed)})"

@@ -132,7 +132,8 @@ def localize_locations(options: RunOptions) -> None:
 
 
 def _manifest(compiled: CompiledQuery, options: RunOptions) -> dict:
-    return describe_run(compiled.text, compiled.policy, options.inputs, options.outputs)
+    return describe_run(compiled.text, compiled.policy, options.inputs, options.outputs,
+                        options.output_formats)
 
 
 def run(compiled: CompiledQuery, options: RunOptions, spark=None):

@@ -155,3 +155,24 @@ def test_a_checkpoint_is_refused_to_another_query_or_layout(spark, job):
     (stranger / "notes.txt").write_text("mine")
     refused(run_cli(job, "--output", f"out={out}", "--checkpoint", str(stranger)),
             "is not an empty folder nor an asaql checkpoint")
+
+
+def test_a_checkpoint_remembers_its_folder_outputs_formats(spark, job):
+    """A restart that would write a folder output's part files in another format (a folder of
+    CSV and JSON parts) is refused in one line, as a changed query is."""
+    checkpoint, folder = job / "ck", job / "rows"
+    arguments = ["--output", f"out={folder}", "--checkpoint", str(checkpoint)]
+    first = run_cli(job, *arguments, "--output-format", "out=csv")
+    assert first.exit_code == 0, first.output
+    assert json.loads((checkpoint / MANIFEST_FILE).read_text())["outputFormats"] == {"out": "csv"}
+    refused(run_cli(job, *arguments), f"checkpoint {checkpoint} was written by a different query",
+            "its output formats differ (out was csv, now json)")
+    refused(run_cli(job, *arguments, "--output-format", "out=parquet"),
+            "its output formats differ (out was csv, now parquet)")
+    again = run_cli(job, *arguments, "--output-format", "out=csv")  # the same format: resumes
+    assert again.exit_code == 0, again.output
+    # a manifest from before the formats were kept is not compared on them
+    manifest = json.loads((checkpoint / MANIFEST_FILE).read_text())
+    del manifest["outputFormats"]
+    (checkpoint / MANIFEST_FILE).write_text(json.dumps(manifest))
+    assert run_cli(job, *arguments, "--output-format", "out=csv").exit_code == 0
