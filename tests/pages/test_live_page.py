@@ -55,7 +55,8 @@ def live_run(spark, tmp_path: Path, arguments: list[str]):
     port = free_port()
     run = ThreadRun(["run", *arguments, "--follow", "--ui", f"127.0.0.1:{port}",
                      "--checkpoint", str(tmp_path / "ck"), "--metrics",
-                     str(tmp_path / "metrics.jsonl"), "--errors", str(tmp_path / "errors.jsonl")])
+                     str(tmp_path / "metrics.jsonl"), "--errors", str(tmp_path / "errors.jsonl"),
+                     "--report", str(tmp_path / "report.html")])
     url = f"http://127.0.0.1:{port}/"
 
     def stop() -> str:
@@ -235,6 +236,13 @@ def test_the_live_page_of_the_toll_app(spark, browser, screenshots, tmp_path):
         page.close()
     assert SUMMARY.search(said), said
     assert f"{read} events read" in said
+    # Ctrl-C (here: the queries stopped) leaves the report, with the final numbers
+    report = (tmp_path / "report.html").read_text()
+    snapshot = json.loads(re.search(r'id="asaql-data">(.*?)</script>', report, re.S)
+                          .group(1))["snapshot"]
+    assert snapshot["state"] == "finished" and snapshot["summary"] in said
+    assert snapshot["totals"]["Read Events"] == read
+    assert snapshot["rows"]["trips"] == _lines(outputs["trips"])
 
 
 def _later_events(stream: str) -> str:
