@@ -45,7 +45,8 @@ def page_graph(page) -> tuple[dict, set]:
 
 
 @pytest.mark.parametrize("arguments", [TOLL, IOT, PROJECT], ids=["toll_app", "iot", "project"])
-def test_the_diagram_draws_what_explain_lists(offline_page, screenshots, tmp_path, arguments):
+def test_the_diagram_draws_what_explain_lists(offline_page, screenshots, tmp_path, arguments,
+                                              request):
     page, failed = offline_page
     data = json.loads(explain(arguments, "json"))
     html = tmp_path / "job.html"
@@ -69,7 +70,7 @@ def test_the_diagram_draws_what_explain_lists(offline_page, screenshots, tmp_pat
     for source, target in edges - links:
         assert nodes[source]["kind"] in ("reference", "stage"), (source, target)
     assert not failed, failed
-    page.screenshot(path=str(screenshots / f"explain-{Path(arguments[1]).parent.name}.png"),
+    page.screenshot(path=str(screenshots / f"explain-{request.node.callspec.id}.png"),
                     full_page=True)
 
 
