@@ -71,6 +71,7 @@ def check(query, inputs, references, output_format) -> None:
 Examples:
   asaql explain samples/iot_devices/query.sql --late 5s --ooo 2s
   asaql explain samples/iot_devices/query.sql --format json
+  asaql explain samples/iot_devices/query.sql --format html > job.html
   asaql explain samples/iot_devices/query.sql --spark --input samples/iot_devices/input.jsonl
 """)
 @click.argument("query", type=click.Path())

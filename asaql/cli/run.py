@@ -20,6 +20,7 @@ EXAMPLE = """
 \b
 Example:
   asaql run samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl --late 5s --ooo 2s
+  asaql run samples/iot_devices/query.sql --input samples/iot_devices/input.jsonl --ui 8080 --report run.html
 """
 
 
