@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from asaql.cli.pages import endpoints, job_graph_of
+from asaql.cli.pages import endpoints
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                policy_options, read_query, reference_names)
 from asaql.project.bindings import local_samples
@@ -96,8 +96,8 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
             with_spark, inputs, functions_dir, engine) -> None:
     """Print the logical plan of QUERY (or of a VS Code ASA project folder's query, with its
     JobConfig.json), event-ordering policy included."""
-    from asaql.jvm.engine import engine_problem_without_spark
-    from asaql.plan.explain import JVM_READER, explain_plan, plan_json
+    from asaql.pages.job import engine_reader, job_graph_of
+    from asaql.plan.explain import explain_plan, plan_json
 
     project = read_project(query) if is_project(query) else None
     if project is not None:  # a VS Code ASA project: its query, job configuration, references
@@ -108,14 +108,13 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
     compiled = compile_file(query, policy, tuple(reference_paths))
     spark_plans = _spark_plans(compiled, inputs, reference_paths,
                                job_functions(functions_dir, project)) if with_spark else None
-    problem = engine_problem_without_spark(engine)
-    reader = JVM_READER if problem is None else f"python steps: {problem}"
+    reader = engine_reader(engine)
     if output_format == "html":
-        click.echo(_diagram_page(compiled, query, engine, inputs, reference_paths, outputs,
+        click.echo(_diagram_page(compiled, query, reader, inputs, reference_paths, outputs,
                                  project))
         return
     if output_format == "json":
-        data = plan_json(compiled.plan, reader, job_graph_of(compiled, engine))
+        data = plan_json(compiled.plan, reader, job_graph_of(compiled.plan, reader))
         if spark_plans is not None:
             data["spark"] = spark_plans
         click.echo(json.dumps(data, indent=2))
@@ -125,19 +124,20 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
         click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
 
 
-def _diagram_page(compiled, query: str, engine: str, inputs, references: dict,
+def _diagram_page(compiled, query: str, reader: str, inputs, references: dict,
                   outputs, project) -> str:
     """`explain --format html`: the diagram, with the places given (--input, --output,
     --reference ALIAS=PATH, a project's Inputs/ and Outputs/) on their boxes."""
     from asaql.cli.options import output_targets
     from asaql.cli.pages import project_places
+    from asaql.pages.job import job_graph_of
     from asaql.pages.page import job_page
 
     given_inputs = input_paths(compiled, inputs) if inputs else {}
     places = {**(project_places(project) if project is not None else {}),
               **endpoints(given_inputs, {}, {a: p for a, p in references.items() if p},
                           output_targets(outputs), {})}
-    return job_page(job_graph_of(compiled, engine, places), "diagram", Path(query).name)
+    return job_page(job_graph_of(compiled.plan, reader, places), "diagram", Path(query).name)
 
 
 def job_functions(folder, project) -> dict:

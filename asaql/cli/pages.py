@@ -50,17 +50,6 @@ def project_places(project) -> dict[str, str]:
     return {alias: text for alias, text in found.items() if text}
 
 
-def job_graph_of(compiled, engine: str, places: dict[str, str] | None = None):
-    """The compiled query's job graph, with who runs each step as `explain` says it."""
-    from asaql.jvm.engine import engine_problem_without_spark
-    from asaql.plan.explain import JVM_READER, running_steps
-    from asaql.plan.job_graph import job_graph
-
-    problem = engine_problem_without_spark(engine)
-    reader = JVM_READER if problem is None else f"python steps: {problem}"
-    return job_graph(compiled.plan, running_steps(compiled.plan, reader), places)
-
-
 @contextlib.contextmanager
 def watched(compiled, options, engine: str, places: dict, title: str, ui: str | None,
             report: str | None):
@@ -70,13 +59,14 @@ def watched(compiled, options, engine: str, places: dict, title: str, ui: str | 
     if ui is None and report is None:
         yield lambda summary: None
         return
+    from asaql.pages.job import engine_reader, job_graph_of
     from asaql.pages.monitor import RunMonitor
     from asaql.pages.page import job_page
     from asaql.pages.server import LiveServer, parse_address
 
     if report is not None and not Path(report).resolve().parent.is_dir():
         raise OneLineError(f"--report {report}: its folder does not exist")
-    graph = job_graph_of(compiled, engine, places)
+    graph = job_graph_of(compiled.plan, engine_reader(engine), places)
     live = options.follow or any(is_topic(t) for t in options.inputs.values())
     monitor = RunMonitor(graph, options.errors_path, title, live)
     options.listeners = (*options.listeners, monitor)

@@ -32,6 +32,10 @@ class RunMonitor:
                  live: bool = False, history: int = HISTORY):
         self.graph = graph
         self.title = title
+        # the graph is fixed: each input's policy step (TIMESTAMP BY or arrival time), once
+        kinds = {n.id: n.operator for n in graph.nodes}
+        self.policies = {a: [b for x, b in graph.edges if x == a and kinds.get(b) in (
+            "ApplyEventOrdering", "AssignArrivalTime")] for a, _ in graph.edges}
         self.live = live  # a live input (--follow, a topic): the watermark delay means something
         self.errors = _Tail(errors_path) if errors_path else None
         self.lock = threading.Lock()
@@ -131,18 +135,13 @@ class RunMonitor:
                 _add(numbers.setdefault(node.id, {}), counters, COUNTERS)
                 if together:
                     numbers[node.id]["together"] = together
-                for policy in self._after(node.id):
+                for policy in self.policies.get(node.id, ()):
                     _add(numbers.setdefault(policy, {}), counters, POLICY_COUNTERS)
         for name, rows in self.rows.items():
             node = self.graph.node_of("output", name) or self.graph.node_of("stage", name)
             if node is not None:
                 numbers[node.id] = {"Output Events": rows}
         return numbers
-
-    def _after(self, node_id: str) -> list[str]:
-        kinds = {n.id: n.operator for n in self.graph.nodes}
-        return [b for a, b in self.graph.edges
-                if a == node_id and kinds.get(b) in ("ApplyEventOrdering", "AssignArrivalTime")]
 
 
 def _add(into: dict, counters: dict, names) -> None:

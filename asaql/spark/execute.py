@@ -73,6 +73,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     metrics = RunMetrics(options.metrics_path, options.status, listeners=listeners) \
         if options.metrics_path or options.status is not None or listeners else None
     watcher = ProgressWatcher(metrics) if listeners else None
+    watchers = [watcher] if watcher is not None else []  # pumped beside the report readers
     formats = file_formats(options)
     schemas = {alias: infer_payload_schema(spark, path, formats.get(alias))
                for alias, path in inputs.items() if alias in compiled.input_names}
@@ -112,11 +113,11 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                     tickers.extend(ticker)
                 queries.extend(started)
                 if not options.follow:
-                    _wait(started, False, pump=[*relays, *filter(None, [watcher])])
+                    _wait(started, False, pump=[*relays, *watchers])
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
             if not options.follow or not _wait(queries, True, options.references, versions,
-                                               [*relays, *filter(None, [watcher])]):
+                                               [*relays, *watchers]):
                 break
             tickers.clear()
             relays.clear()

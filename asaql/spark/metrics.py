@@ -88,7 +88,7 @@ class RunMetrics:
             if self.path:
                 with open(self.path, "a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line) + "\n")
-            self._diagnose(query, seen.get("late_sample"), marks)
+            self._diagnose(query, line["Late Event Sample"], marks)
             if self.status is not None:
                 self._status(line)
         for listener in self.listeners:
@@ -99,14 +99,13 @@ class RunMetrics:
         for listener in self.listeners:
             listener.on_progress(query, progress)
 
-    def _diagnose(self, query: str, sample: str | None, marks: dict) -> None:
-        if sample and ("late", query) not in self.reported:
+    def _diagnose(self, query: str, late: dict | None, marks: dict) -> None:
+        """`late`: the micro-batch's first late event (_late_event)."""
+        if late and ("late", query) not in self.reported:
             self.reported.add(("late", query))
-            event = json.loads(sample)
-            self._say(f"late input event ({query}): "
-                      f"{describe_position(event['file'], event['line'])}, partition "
-                      f"{event['partition']}, event time {iso(event['eventTime'])}, arrived "
-                      f"{iso(event['arrival'])}; its System.Timestamp was adjusted or it was "
+            self._say(f"late input event ({query}): {late['at']}, partition "
+                      f"{late['partition']}, event time {late['eventTime']}, arrived "
+                      f"{late['arrival']}; its System.Timestamp was adjusted or it was "
                       "dropped by the late arrival policy (further ones are counted only)")
         partitions = {k: v for k, v in marks.items() if k not in ("min", "max", "keys")}
         if len(partitions) > 1:

@@ -22,7 +22,7 @@ from asaql.kafka.endpoints import is_kafka_location, kafka_topic, start_position
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax.query_text import read_query_file
 from asaql.testing import golden
-from asaql.testing.case_reports import CaseWatch
+from asaql.testing.case_reports import CaseWatch, safe_name
 from asaql.testing.suite import (
     MATCHED, MISSING, NOT_EQUAL, UNEXPECTED, UNREQUIRED, CaseResult, OutputResult, row_diff,
 )
@@ -111,12 +111,12 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
     for case in cases:
         started = time.monotonic()
         result = CaseResult(case.name)
-        watch = CaseWatch(reports, case.name)
+        watch = CaseWatch(reports, case.name, engine)
         try:
             references = {a: p for a, (p, kind, _) in case.inputs.items()
                           if kind.lower().startswith("reference")}
             compiled = compile_query(text, policy, tuple(references))
-            folder = output_dir / _safe(case.name)
+            folder = output_dir / safe_name(case.name)
             folder.mkdir(parents=True, exist_ok=True)
             outputs = {name: str(folder / f"{name}.jsonl") for name in compiled.output_names}
             with tempfile.TemporaryDirectory(prefix="asaql-test-") as tmp:
@@ -139,10 +139,6 @@ def run_asa_cases(query_file: Path, cases: list[AsaCase], output_dir: Path, spar
         result.report_path = watch.write(result)
         results.append(result)
     return results
-
-
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "case"
 
 
 def _resolve(names: tuple[str, ...], given: dict[str, str], what: str) -> dict[str, str]:

@@ -75,7 +75,7 @@ def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = Non
     for folder in golden.discover(root):
         started = time.monotonic()
         result = CaseResult(_case_name(root, folder))
-        watch = CaseWatch(reports, result.name)
+        watch = CaseWatch(reports, result.name, engine)
         try:
             case = golden.load_case(folder)
             if policy is not None:

@@ -8,19 +8,15 @@ command run in a thread on the shared session, which saves a JVM start a test.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from asaql.cli import cli
+from thread_run import ThreadRun
 
 EVENT = ('{{"id": {id}, "t": "2021-01-01T00:00:0{id}Z", '
          '"EventEnqueuedUtcTime": "2021-01-01T00:00:0{id}Z", "PartitionId": 0}}\n')
@@ -78,26 +74,6 @@ def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert "Traceback" not in stderr
 
 
-class _ThreadRun:
-    """`asaql run` through click's CliRunner in a thread, watched like a process: `poll()` is
-    None while it runs, then its exit code; `stderr.read()` what it said."""
-
-    def __init__(self, args: list[str]):
-        self.result = None
-        self.thread = threading.Thread(target=self._run, args=(args,), daemon=True)
-        self.thread.start()
-
-    def _run(self, args: list[str]) -> None:
-        self.result = CliRunner().invoke(cli, args)
-
-    def poll(self):
-        return None if self.thread.is_alive() else self.result.exit_code
-
-    @property
-    def stderr(self) -> io.StringIO:
-        return io.StringIO("" if self.result is None else self.result.output)
-
-
 @contextlib.contextmanager
 def following_in_session(spark, tmp_path, query_text: str, *options: str):
     """`asaql run --follow` over tmp_path/inbox on the shared session; yields (run, output
@@ -106,7 +82,7 @@ def following_in_session(spark, tmp_path, query_text: str, *options: str):
     query = tmp_path / "q.sql"
     query.write_text(query_text)
     out = tmp_path / "out.jsonl"
-    run = _ThreadRun(["run", str(query), "--input", str(tmp_path / "inbox"), "--output",
+    run = ThreadRun(["run", str(query), "--input", str(tmp_path / "inbox"), "--output",
                       f"out={out}", "--follow", "--checkpoint", str(tmp_path / "ck"),
                       "--errors", str(tmp_path / "errors.jsonl"), *options])
 

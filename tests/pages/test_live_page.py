@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
+from thread_run import ThreadRun
 
 SAMPLES = Path(__file__).parents[2] / "samples"
 IOT = SAMPLES / "iot_devices"
@@ -31,21 +31,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-class ThreadRun:
-    """`asaql run` through click's CliRunner in a thread (the shared session)."""
-
-    def __init__(self, args: list[str]):
-        self.result = None
-        self.thread = threading.Thread(target=self._run, args=(args,), daemon=True)
-        self.thread.start()
-
-    def _run(self, args: list[str]) -> None:
-        self.result = CliRunner().invoke(cli, args)
-
-    def said(self) -> str:
-        return "" if self.result is None else self.result.output
 
 
 @contextlib.contextmanager
