@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from arrivals import arrive
 from thread_run import ThreadRun
 
 EVENT = ('{{"id": {id}, "t": "2021-01-01T00:00:0{id}Z", '
@@ -64,7 +65,7 @@ def test_follow_picks_up_new_files_and_stops_cleanly_on_ctrl_c(tmp_path):
     query = "SELECT id, System.Timestamp() AS ts INTO out FROM input TIMESTAMP BY t"
     with following(tmp_path, query) as (process, out, interrupt):
         assert [r["id"] for r in wait_for_rows(out, 2, process)] == [1, 2]
-        (inbox / "b.jsonl").write_text(EVENT.format(id=3))
+        arrive(inbox / "b.jsonl", EVENT.format(id=3))
         rows = wait_for_rows(out, 3, process)
         assert [r["id"] for r in rows] == [1, 2, 3]
         assert rows[2]["ts"] == "2021-01-01T00:00:03.0000000Z"
@@ -132,7 +133,7 @@ def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(spark, t
         assert wait_for_rows(out, 2, run) == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
         names.write_text('{"id": 3, "name": "three"}\n')
         time.sleep(3)  # the change is seen within a poll; the queries restart
-        (inbox / "b.jsonl").write_text(EVENT.format(id=3) + EVENT.format(id=1))
+        arrive(inbox / "b.jsonl", EVENT.format(id=3) + EVENT.format(id=1))
         rows = wait_for_rows(out, 4, run)
         assert sorted(rows[2:], key=lambda r: r["id"]) == [{"id": 1, "name": None},
                                                           {"id": 3, "name": "three"}], rows

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
+from arrivals import arrive
 from thread_run import ThreadRun
 
 SAMPLES = Path(__file__).parents[2] / "samples"
@@ -193,7 +194,7 @@ def test_the_live_page_of_the_toll_app(spark, browser, screenshots, tmp_path):
             # later events on every partition of both streams move their watermarks on, past
             # every join's 15 minutes and every window: the sample's rows come out
             for name, folder in inbox.items():
-                (folder / "later.jsonl").write_text(_later_events(name))
+                arrive(folder / "later.jsonl", _later_events(name))
             read = sum(len(path.read_text().splitlines())
                        for folder in inbox.values() for path in folder.iterdir())
             page.wait_for_function(
