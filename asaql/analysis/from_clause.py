@@ -1,11 +1,13 @@
-"""FROM's joins and APPLY bound: reference data joins, APPLY, and JOINs of two streams with
-ASA's rules for them (the time bound, OVER and PARTITION BY on both sides)."""
+"""FROM's joins and APPLY bound: reference data joins, APPLY, and JOINs of streams with ASA's
+rules for them (the time bound, OVER and PARTITION BY on every side). JOIN after JOIN joins a
+third (fourth, …) stream: each DATEDIFF relates the pair it names, the new input and the SELECT's
+input or an input joined before it."""
 
 from __future__ import annotations
 
 from asaql.analysis.binder import Binder
 from asaql.analysis.bound import AliasField, Field, walk
-from asaql.analysis.joins import StreamJoin, split_time_bound
+from asaql.analysis.joins import StreamJoin, split_time_bounds
 from asaql.analysis.laterals import APPLY_FUNCTIONS, ApplyElements, ReferenceJoin, split_condition
 from asaql.analysis.stages import QueryContext, stage_view
 from asaql.analysis.statements import (
@@ -23,7 +25,7 @@ def bind_laterals(s: ast.SelectStatement, binder: "Binder", context: QueryContex
         if isinstance(item, ast.Apply):
             laterals.append(_bind_apply(item, binder))
         else:
-            laterals.append(_bind_join(item, binder, context, first=not laterals))
+            laterals.append(_bind_join(item, binder, context, earlier=tuple(laterals)))
         binder.aliases[laterals[-1].alias] = laterals[-1]
     return tuple(laterals)
 
@@ -40,7 +42,7 @@ def _bind_apply(item: ast.Apply, binder: "Binder") -> ApplyElements:
 
 
 def _bind_join(join: ast.Join, binder: "Binder", context: QueryContext,
-               first: bool) -> ReferenceJoin | StreamJoin:
+               earlier: tuple) -> ReferenceJoin | StreamJoin:
     source = join.source
     has_datediff = any(isinstance(n, ast.FunctionCall) and n.name.key == "datediff"
                        for n in walk(join.condition))
@@ -56,7 +58,7 @@ def _bind_join(join: ast.Join, binder: "Binder", context: QueryContext,
                 f"TIMESTAMP BY applies to inputs; '{source.name.name}' is a step whose rows "
                 "already have their System.Timestamp", source.timestamp_by.span)
         stage = stage_view(source.name, step, context) if step is not None else None
-        return _bind_stream_join(join, binder, first, stage)
+        return _bind_stream_join(join, binder, earlier, stage)
     if source.timestamp_by is not None or source.partition_by is not None:
         raise InvalidQueryError(f"'{source.name.name}' is reference data: it has no "
                                 "TIMESTAMP BY or PARTITION BY", source.span)
@@ -70,25 +72,29 @@ def _bind_join(join: ast.Join, binder: "Binder", context: QueryContext,
     return ReferenceJoin(alias, source.name.name, join.kind == "LEFT", keys, residual)
 
 
-def _bind_stream_join(join: ast.Join, binder: "Binder", first: bool,
+def _bind_stream_join(join: ast.Join, binder: "Binder", earlier: tuple,
                       stage: BoundStatement | None = None) -> StreamJoin:
-    """`stage`: the right side is a WITH step, read as a stage (its columns by name)."""
+    """`stage`: the right side is a WITH step, read as a stage (its columns by name);
+    `earlier`: the JOINs and APPLYs before this one in FROM."""
     source = join.source
     if binder.step is not None and not binder.step.stage_input:
         raise InternalError("a step joined with a stream is read as a stage")
-    if not first:
-        unsupported("a JOIN of two streams after another JOIN or APPLY in the same SELECT "
-                    "(three-way joins)", join.span)
+    if any(not isinstance(lateral, StreamJoin) for lateral in earlier):
+        unsupported("a JOIN of two streams after an APPLY or a JOIN with reference data in the "
+                    "same SELECT", join.span)
     alias = source.reference_name.key
-    if alias == binder.alias.key:
+    if alias == binder.alias.key or any(j.alias == alias for j in earlier):
         raise InvalidQueryError(f"the alias '{source.reference_name.name}' is used twice: give "
                                 "each input of the JOIN its own alias", source.span)
-    # DATEDIFF names an input by its alias, or by its name when it is joined with another one
-    left_names, right_names = {binder.alias.key}, {alias}
-    if binder.input_key != source.name.key:
-        left_names.add(binder.input_key)
-        right_names.add(source.name.key)
-    bound, rest = split_time_bound(join.condition, left_names, right_names, join.span)
+    # DATEDIFF names an input by its alias, or by its name when no other side has that name
+    sides = {None: (binder.input_key, binder.alias.key)}
+    sides.update({j.alias: (j.input_name.lower(), j.alias) for j in earlier})
+    names = [name for name, _ in sides.values()] + [source.name.key]
+    side_names = {side: {own} | ({name} if names.count(name) == 1 else set())
+                  for side, (name, own) in sides.items()}
+    right_names = {alias} | ({source.name.key} if names.count(source.name.key) == 1 else set())
+    anchor, bound, others, rest = split_time_bounds(join.condition, side_names, right_names,
+                                                    join.span)
     right = Binder(source.reference_name)
     timestamp_by, over = None, ()
     if source.timestamp_by is not None:
@@ -100,20 +106,39 @@ def _bind_stream_join(join: ast.Join, binder: "Binder", first: bool,
         condition = conjunction(condition, binder.bind(conjunct, allow_system_timestamp=False,
                                                 what="ON"))
     keys, residual = split_condition(condition, alias) if condition is not None else ((), None)
+    keys, residual = _left_keys(keys, residual)
     if stage is not None:
         return StreamJoin(alias, stage.input_name, join.kind == "LEFT", None, (),
                           is_partitioned(source), keys, bound.lower_us, bound.upper_us, residual,
-                          stage_input=True)
+                          stage_input=True, anchor=anchor, other_bounds=others)
     return StreamJoin(alias, source.name.name, join.kind == "LEFT", timestamp_by, over,
-                      is_partitioned(source), keys, bound.lower_us, bound.upper_us, residual)
+                      is_partitioned(source), keys, bound.lower_us, bound.upper_us, residual,
+                      anchor=anchor, other_bounds=others)
+
+
+def _left_keys(keys: tuple, residual):
+    """The equalities the step matches on read the SELECT's input only on the event side; one
+    that reads a stream joined before is tested with the rest of ON, after the step."""
+    kept = []
+    for event, joined in keys:
+        if any(isinstance(n, AliasField) for n in walk(event)):
+            equal = ast.BinaryOp(op="=", left=event, right=joined)
+            residual = equal if residual is None else ast.BinaryOp(op="AND", left=residual,
+                                                                   right=equal)
+        else:
+            kept.append((event, joined))
+    return tuple(kept), residual
 
 
 def check_stream_join(statement: "BoundStatement", span) -> None:
     """ASA's rules for JOINs of two streams: OVER on both inputs or neither, and its columns
     equal in ON; PARTITION BY PartitionId on both or neither, and PartitionId equal in ON."""
-    join = next((j for j in statement.laterals if isinstance(j, StreamJoin)), None)
-    if join is None:
-        return
+    for join in statement.laterals:
+        if isinstance(join, StreamJoin):
+            _check_join_of(statement, join, span)
+
+
+def _check_join_of(statement: "BoundStatement", join: StreamJoin, span) -> None:
     equal = {(comparable(a), comparable(b)) for a, b in join.keys}
 
     def has_equality(path: tuple[str, ...]) -> bool:

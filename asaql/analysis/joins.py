@@ -38,6 +38,12 @@ class StreamJoin:
     residual: object | None
     # `input_name` is a stage: a WITH step's rows, with their System.Timestamp and watermark
     stage_input: bool = False
+    # JOIN after JOIN: the alias of the stream joined before whose time the bound relates
+    # (None: the SELECT's input)
+    anchor: str | None = None
+    # JOIN after JOIN: DATEDIFFs relating the new input with other inputs before it, tested
+    # after the step: (alias or None for the SELECT's input, lower µs or None, upper µs or None)
+    other_bounds: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,30 +55,56 @@ class TimeBound:
 def split_time_bound(condition, left_names: set[str], right_names: set[str], join_span):
     """ON's top-level conjuncts that bound DATEDIFF(unit, left, right) → (TimeBound, the other
     conjuncts). `*_names` are the lower-case names (input and alias) of each side."""
-    lower, upper, rest = None, None, []
-    for conjunct in _conjuncts(condition):
-        bounds = _bounds(conjunct, left_names, right_names)
-        if bounds is None:
-            _no_datediff_inside(conjunct, left_names | right_names)
-            rest.append(conjunct)
-            continue
-        low, high = bounds
-        if low is not None:
-            lower = low if lower is None else max(lower, low)
-        if high is not None:
-            upper = high if upper is None else min(upper, high)
-    if lower is None or upper is None:
+    _, bound, _, rest = split_time_bounds(condition, {None: left_names}, right_names, join_span)
+    return bound, rest
+
+
+def split_time_bounds(condition, sides: dict, right_names: set[str], join_span):
+    """JOIN after JOIN: ON's DATEDIFFs may relate the new input (`right_names`) with any input
+    before it (`sides`: key → its lower-case names). → (the first side bounded both ways, its
+    TimeBound, the other sides' bounds as (key, lower or None, upper or None), the conjuncts
+    left). ASA: "time bounds must ensure that all matched events occur within a finite amount
+    of time from each other"; a one-sided bound to another input narrows the matches."""
+    found, rest = {}, _conjuncts(condition)
+    every = set(right_names).union(*sides.values())
+    for key, names in sides.items():
+        others = every - names - right_names
+        lower, upper, kept = None, None, []
+        for conjunct in rest:
+            bounds = _bounds(conjunct, names, right_names, others)
+            if bounds is None:
+                kept.append(conjunct)
+                continue
+            low, high = bounds
+            if low is not None:
+                lower = low if lower is None else max(lower, low)
+            if high is not None:
+                upper = high if upper is None else min(upper, high)
+        rest = kept
+        if lower is not None or upper is not None:
+            found[key] = (lower, upper)
+    for conjunct in rest:
+        _no_datediff_inside(conjunct, every)
+    anchor = next((k for k, (low, high) in found.items()
+                   if low is not None and high is not None), _NO_SIDE)
+    if anchor is _NO_SIDE:
         raise InvalidQueryError(
             "a JOIN of two streams needs DATEDIFF(unit, a, b) of its two inputs in ON, bounded on "
             "both sides (e.g. DATEDIFF(minute, a, b) BETWEEN 0 AND 15): how far apart in time "
             "matching events may be", join_span)
-    if lower > upper:
-        raise InvalidQueryError("the DATEDIFF bounds of this JOIN leave no time for a match",
-                                join_span)
-    if max(abs(lower), abs(upper)) > MAX_WINDOW_US:
-        raise InvalidQueryError("the DATEDIFF bound of a JOIN is at most seven days (ASA)",
-                                join_span)
-    return TimeBound(lower, upper), rest
+    for low, high in found.values():
+        if low is not None and high is not None and low > high:
+            raise InvalidQueryError("the DATEDIFF bounds of this JOIN leave no time for a match",
+                                    join_span)
+        if max(abs(v) for v in (low, high) if v is not None) > MAX_WINDOW_US:
+            raise InvalidQueryError("the DATEDIFF bound of a JOIN is at most seven days (ASA)",
+                                    join_span)
+    lower, upper = found[anchor]
+    others = tuple((key, low, high) for key, (low, high) in found.items() if key != anchor)
+    return anchor, TimeBound(lower, upper), others, rest
+
+
+_NO_SIDE = object()
 
 
 def _conjuncts(expr) -> list:
@@ -81,11 +113,11 @@ def _conjuncts(expr) -> list:
     return [expr]
 
 
-def _bounds(conjunct, left_names, right_names):
+def _bounds(conjunct, left_names, right_names, others=frozenset()):
     """(lowest, highest) ts(right) − ts(left) in µs a bounding conjunct allows (None: no limit
-    on that side), or None when the conjunct is not a bound."""
+    on that side), or None when the conjunct is not a bound (or bounds a pair of `others`)."""
     if isinstance(conjunct, ast.Between) and not conjunct.negated:
-        found = _datediff(conjunct.operand, left_names, right_names)
+        found = _datediff(conjunct.operand, left_names, right_names, others)
         if found is None:
             return None
         unit, sign = found
@@ -97,10 +129,10 @@ def _bounds(conjunct, left_names, right_names):
     if not (isinstance(conjunct, ast.BinaryOp) and conjunct.op in _FLIPPED):
         return None
     op, call, value = conjunct.op, conjunct.left, conjunct.right
-    found = _datediff(call, left_names, right_names)
+    found = _datediff(call, left_names, right_names, others)
     if found is None:
         op, call, value = _FLIPPED[op], conjunct.right, conjunct.left
-        found = _datediff(call, left_names, right_names)
+        found = _datediff(call, left_names, right_names, others)
         if found is None:
             return None
     number = _integer(value)
@@ -115,8 +147,9 @@ def _bounds(conjunct, left_names, right_names):
             "=": (at, at)}[op]
 
 
-def _datediff(node, left_names, right_names):
-    """(unit µs, +1 or −1) for DATEDIFF(unit, left, right) or DATEDIFF(unit, right, left)."""
+def _datediff(node, left_names, right_names, others=frozenset()):
+    """(unit µs, +1 or −1) for DATEDIFF(unit, left, right) or DATEDIFF(unit, right, left); None
+    for another call, or one that names another input (`others`) of the join."""
     if not (isinstance(node, ast.FunctionCall) and node.name.key == "datediff"
             and len(node.args) == 3):
         return None
@@ -127,6 +160,8 @@ def _datediff(node, left_names, right_names):
         sign = 1
     elif first in right_names and second in left_names:
         sign = -1
+    elif {first, second} & others:
+        return None
     else:
         raise InvalidQueryError("DATEDIFF in a JOIN's ON compares the two inputs of the join: "
                                 "DATEDIFF(unit, left input, right input)", node.span)

@@ -41,6 +41,12 @@ class StreamJoin:
     upper_us: int
     residual: object | None
     stage_input: bool = False
+    # JOIN after JOIN: the alias of the stream joined before whose time the bound relates
+    # (None: the SELECT's input); `lower_us`/`upper_us` are then from its time
+    anchor: str | None = None
+    # DATEDIFFs relating the new input with other inputs before it: (alias or None, lower µs or
+    # None, upper µs or None), tested after the step
+    other_bounds: tuple = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -78,6 +78,17 @@ def plan_json(plan: Plan, reader: str | None = None, graph=None) -> dict:
     return data
 
 
+def _upper_from_left(node: JoinStreams) -> int:
+    """How long after its left event a JOIN's partners may come: a DATEDIFF relating two
+    joined streams adds the earlier one's bound."""
+    join, below = node.join, node.input
+    if join.anchor is None:
+        return join.upper_us
+    while isinstance(below, JoinStreams) and below.join.alias != join.anchor:
+        below = below.input
+    return join.upper_us + (_upper_from_left(below) if isinstance(below, JoinStreams) else 0)
+
+
 def running_steps(plan: Plan, reader: str | None = None) -> dict:
     """Plan node → the engine or step that runs it (explain's brackets)."""
     return _with_readers(plan, step_paths(plan), reader)
@@ -165,11 +176,15 @@ def describe_operator(node: PlanNode) -> str:
             on.append(expression_text(j.residual))
         low, high = (format_duration(v, signed=True) for v in (j.lower_us, j.upper_us))
         partner = "the right input's " + _WATERMARKS[node.watermark].replace("the ", "", 1)
+        related = "left" if j.anchor is None else j.anchor
+        wait = format_duration(_upper_from_left(node), signed=True)
+        rows = "two" if not isinstance(node.input, JoinStreams) else "rows joined so far and it"
         return (f"JoinStreams {'LEFT ' if j.left else ''}{j.input_name} AS {j.alias}"
                 + (f" ON {' AND '.join(on)}" if on else "")
-                + f"; {low} ≤ ts({j.alias}) − ts(left) ≤ {high}; a left event's pairs once "
-                  f"{partner} passes its time + {high}; System.Timestamp = the later of the two"
-                + (f" (no match: left + {high})" if j.left else ""))
+                + f"; {low} ≤ ts({j.alias}) − ts({related}) ≤ {high}; a left event's pairs once "
+                  f"{partner} passes its time + {wait}; "
+                  f"System.Timestamp = the later of the "
+                  f"{rows}" + (f" (no match: left + {high})" if j.left else ""))
     if isinstance(node, JoinReference):
         j = node.join
         keys = [f"{expression_text(a)} = {expression_text(b)}" for a, b in j.keys]

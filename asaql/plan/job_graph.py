@@ -162,8 +162,9 @@ def _shape(node: PlanNode, endpoints: dict) -> tuple[str, str, tuple[str, ...], 
     if isinstance(node, JoinStreams):
         j = node.join
         low, high = (format_duration(v, signed=True) for v in (j.lower_us, j.upper_us))
+        related = "" if j.anchor is None else f" of {j.anchor}"
         return "step", f"{'LEFT ' if j.left else ''}JOIN {j.input_name} AS {j.alias}", (
-            f"DATEDIFF within {low} … {high}",), None
+            f"DATEDIFF{related} within {low} … {high}",), None
     if isinstance(node, JoinReference):
         return "step", f"{'LEFT ' if node.join.left else ''}JOIN {node.join.input_name}", (
             "reference data lookup",), None

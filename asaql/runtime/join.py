@@ -1,15 +1,20 @@
-"""The stateful step of a JOIN of two streams: both inputs' event-ordering policies, their
+"""The stateful step of JOINs of streams: every input's event-ordering policy, their
 watermarks, and the pairs, fused in one operator (Spark allows one per query).
 
-Spark calls `JoinStep` once per micro-batch and bucket with the rows of both inputs (`SIDE` 0 for
-the left input, 1 for the right). Per invocation, vectorised:
+A SELECT joins its input (the left, `SIDE` 0) with one stream (`SIDE` 1) or, JOIN after JOIN,
+with several (`SIDE` 1, 2, …). Each right side k has its time bound relative to the left event:
+lower_k ≤ ts(right) − ts(left) ≤ upper_k (a DATEDIFF relating two right inputs is bounded here
+by the sum of both bounds, and tested exactly after the step).
+
+Spark calls `JoinStep` once per micro-batch and bucket with the rows of all inputs. Per
+invocation, vectorised:
 1. control records of each input: its end (its clock runs out) or an arrival-clock tick;
 2. each input's policy (SEMANTICS.md) per key in arrival order, with its own state;
 3. each input's watermarks, per key (the minimum over its partitions when combined);
-4. the left events whose pairs are complete — the right input's watermark has passed their
-   time + the upper bound, so every right event still to come is too late to pair — go out, each
-   with the JSON list of its right partners (same ON keys, lower ≤ ts(right) − ts(left) ≤
-   upper), in System.Timestamp then arrival order; the rest of ON is tested after the step;
+4. the left events whose pairs are complete — every right input's watermark has passed their
+   time + that side's upper bound, so every right event still to come is too late to pair — go
+   out, each with one JSON list of partners per right side (same ON keys, within the bound), in
+   System.Timestamp then arrival order; the rest of ON is tested after the step;
 5. right events that no waiting or future left event can pair with leave the state.
 Each input's watermark used in 4 or 5 becomes the floor of its policy: an event below it is out
 of order like any other, never paired late.
@@ -32,23 +37,35 @@ from asaql.runtime.bucket import (
 )
 from asaql.runtime.policy import NONE, PolicySettings, apply_policy, key_watermarks
 
-SIDES = (0, 1)
-
 
 @dataclass(frozen=True, slots=True)
 class JoinSpec:
-    policies: tuple[PolicySettings, PolicySettings]
+    policies: tuple[PolicySettings, ...]  # per side, the left input first
     scope: str  # 'combined', 'partition' or 'substream'
-    partitions: tuple[tuple, tuple]  # each input's partitions (combined scope), with first arrival
-    lower_us: int
-    upper_us: int
+    partitions: tuple[tuple, ...]  # each input's partitions (combined scope), with first arrival
+    bounds: tuple[tuple[int, int], ...]  # per right side: (lower, upper) µs from the left event
     event_columns: tuple[str, ...]  # passed on with each left event
     output_columns: tuple[str, ...]
+    partner_columns: tuple[str, ...]  # per right side: the column of its partners' JSON
+    # per right side: the left event's column of ON key text for it (a right event's: JOIN_KEY)
+    left_keys: tuple[str, ...] = (C.JOIN_KEY,)
+    # JOIN after JOIN: how far below its left event a row may be (each further unmatched side
+    # adds its own upper bound to the row's time, and that may be negative)
+    slack_us: int = 0
     # Per side: whether it is a stage (no policy; its watermark is the one its producer wrote)
-    upstream: tuple[bool, bool] = (False, False)
+    upstream: tuple[bool, ...] = (False, False)
     # Per side: whether its events count as the run's input (a stage's do not, nor those of
     # an input another query counts)
-    counted: tuple[bool, bool] = (True, True)
+    counted: tuple[bool, ...] = (True, True)
+
+    @property
+    def sides(self) -> range:
+        return range(len(self.policies))
+
+
+def side_name(side: int) -> str:
+    """How the metrics name a side's watermarks: left, right, right2, right3, …"""
+    return "left" if side == 0 else "right" if side == 1 else f"right{side}"
 
 
 @dataclass
@@ -56,11 +73,17 @@ class JoinState:
     sides: tuple = field(default_factory=lambda: (BucketState(), BucketState()))
     ended: list = field(default_factory=lambda: [False, False])
     waiting: pd.DataFrame | None = None  # left events whose pairs are not complete yet
-    partners: pd.DataFrame | None = None  # right events a left event may still pair with
+    # right events a left event may still pair with (SIDE says whose; older states: side 1's)
+    partners: pd.DataFrame | None = None
 
     @classmethod
-    def load(cls, state) -> "JoinState":
-        return pickle.loads(state.get[0]) if state.exists else cls()
+    def load(cls, state, sides: int) -> "JoinState":
+        if not state.exists:
+            return cls(tuple(BucketState() for _ in range(sides)), [False] * sides)
+        loaded = pickle.loads(state.get[0])
+        if loaded.partners is not None and C.SIDE not in loaded.partners:  # before N sides
+            loaded.partners[C.SIDE] = 1
+        return loaded
 
     def dump(self) -> bytes:
         return pickle.dumps(self, protocol=pickle.HIGHEST_PROTOCOL)
@@ -74,9 +97,9 @@ class JoinStep:
 
     def __call__(self, bucket, chunks: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
         batch = concat_rows(list(chunks))
-        s = JoinState.load(state)
+        s = JoinState.load(state, len(self.spec.policies))
         all_flags, late = [], []
-        for side in SIDES:
+        for side in self.spec.sides:
             rows = batch[batch[C.SIDE].to_numpy() == side]
             control = rows[C.CONTROL]
             if s.sides[side].read_controls(control):
@@ -93,18 +116,19 @@ class JoinStep:
                 all_flags.append(flags)
                 late.append(late_sample(good, flags))
 
-        marks = [self._watermarks(s, side) for side in SIDES]
-        closing = [self._closing(s, side, marks[side]) for side in SIDES]
-        joined = self._emit(s, closing[1])
+        marks = [self._watermarks(s, side) for side in self.spec.sides]
+        closing = [self._closing(s, side, marks[side]) for side in self.spec.sides]
+        joined = self._emit(s, closing)
         if joined is not None:
             yield self._output(joined)
         self._trim(s, closing[0])
-        for side in SIDES:
+        for side in self.spec.sides:
             s.sides[side].emitted = marks[side]
         state.update((s.dump(),))
         counts = self._counts(np.concatenate([*all_flags, np.zeros(0, np.int64)]), s,
                               self._out_watermark(s, closing))
-        sides = {name: json.loads(watermarks_json(m) or "{}") for name, m in zip(("left", "right"), marks)}
+        sides = {side_name(side): json.loads(watermarks_json(m) or "{}")
+                 for side, m in enumerate(marks)}
         counts[C.WATERMARKS] = json.dumps(sides)
         counts[C.LATE_SAMPLE] = next((sample for sample in late if sample), None)
         yield self._output(counts)
@@ -122,7 +146,8 @@ class JoinStep:
         accepted = stamps != NONE
         if accepted.any():
             if side == 0:
-                columns = list(dict.fromkeys((*self.spec.event_columns, C.KEY, C.JOIN_KEY)))
+                columns = list(dict.fromkeys((*self.spec.event_columns, C.KEY,
+                                              *self.spec.left_keys)))
                 fresh = good.loc[accepted, columns].reset_index(drop=True)
                 fresh[C.SYSTEM_TIMESTAMP] = stamps[accepted]
                 fresh[C.FLAGS] = flags[accepted]
@@ -130,6 +155,7 @@ class JoinStep:
             else:
                 fresh = good.loc[accepted, [C.KEY, C.JOIN_KEY, C.PARTNER_RECORD, C.FILE, C.LINE]]
                 fresh = fresh.reset_index(drop=True)
+                fresh[C.SIDE] = side
                 fresh[C.SYSTEM_TIMESTAMP] = stamps[accepted]
                 fresh["arrival"] = arrival[accepted]
                 s.partners = _append(s.partners, fresh)
@@ -151,7 +177,8 @@ class JoinStep:
         if self.spec.scope == "combined":
             unseen = {p: first for p, first in self.spec.partitions[side] if p not in st.largest}
         else:
-            others = set(s.sides[1 - side].largest)
+            others = {k for other in self.spec.sides if other != side
+                      for k in s.sides[other].largest}
             unseen = {k: None for k in others if k not in st.largest}
         marks = key_watermarks(st.largest, st.clocks, st.clock, self.spec.policies[side], unseen)
         if self.spec.scope == "combined":
@@ -169,36 +196,46 @@ class JoinStep:
         return np.array([marks.get(k, missing) for k in keys], dtype=np.int64)
 
     # ------------------------------------------------------------------ pairs
-    def _emit(self, s: JoinState, right_marks: dict) -> pd.DataFrame | None:
-        """The waiting left events whose pairs are complete, with their partners."""
+    def _emit(self, s: JoinState, closing: list[dict]) -> pd.DataFrame | None:
+        """The waiting left events whose pairs are complete on every side, with their
+        partners."""
         waiting, spec = s.waiting, self.spec
         if waiting is None or waiting.empty:
             return None
         ts = waiting[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)
-        partner_mark = self._per_row(right_marks, waiting[C.KEY].to_numpy(object), s.ended[1])
-        due = ts + spec.upper_us < partner_mark
+        keys = waiting[C.KEY].to_numpy(object)
+        due = np.ones(len(waiting), dtype=bool)
+        for side, (_, upper) in enumerate(spec.bounds, start=1):
+            due &= ts + upper < self._per_row(closing[side], keys, s.ended[side])
         if not due.any():
             return None
         out = waiting[due].reset_index(drop=True)
         s.waiting = waiting[~due].reset_index(drop=True)
-        out[C.PARTNERS] = self._partners(out, s.partners)
+        partners = s.partners
+        for side, column in enumerate(spec.partner_columns, start=1):
+            mine = None if partners is None else partners[partners[C.SIDE].to_numpy() == side]
+            out[column] = self._partners(out, mine, spec.bounds[side - 1],
+                                         spec.left_keys[side - 1])
         out[C.SYSTEM_TIMESTAMP] = to_datetimes(out[C.SYSTEM_TIMESTAMP].to_numpy())
         out[C.ROW_KIND] = C.JOINED
         return out.sort_values(C.SYSTEM_TIMESTAMP, kind="stable")
 
-    def _partners(self, left: pd.DataFrame, right: pd.DataFrame | None) -> np.ndarray:
-        """Per left event, the JSON list of its right partners: [{"t": µs, "r": record}, …]."""
+    @staticmethod
+    def _partners(left: pd.DataFrame, right: pd.DataFrame | None, bound: tuple[int, int],
+                  left_key: str) -> np.ndarray:
+        """Per left event, the JSON list of one side's partners: [{"t": µs, "r": record}, …]."""
         lists = np.full(len(left), "[]", dtype=object)
         if right is None or right.empty:
             return lists
-        ends = left[[C.JOIN_KEY, C.SYSTEM_TIMESTAMP]].assign(i=np.arange(len(left)))
+        ends = left[[left_key, C.SYSTEM_TIMESTAMP]].rename(columns={left_key: C.JOIN_KEY})
+        ends = ends.assign(i=np.arange(len(left)))
         ends = ends[ends[C.JOIN_KEY].notna()]
         pairs = ends.merge(right[right[C.JOIN_KEY].notna()], on=C.JOIN_KEY, suffixes=("", "_r"))
         if pairs.empty:
             return lists
         gap = pairs[f"{C.SYSTEM_TIMESTAMP}_r"].to_numpy(np.int64) - \
             pairs[C.SYSTEM_TIMESTAMP].to_numpy(np.int64)
-        pairs = pairs[(gap >= self.spec.lower_us) & (gap <= self.spec.upper_us)]
+        pairs = pairs[(gap >= bound[0]) & (gap <= bound[1])]
         if pairs.empty:
             return lists
         pairs = pairs.sort_values(["i", f"{C.SYSTEM_TIMESTAMP}_r", "arrival", C.FILE, C.LINE],
@@ -211,8 +248,8 @@ class JoinStep:
 
     def _trim(self, s: JoinState, left_marks: dict) -> None:
         """Right events no waiting or future left event can pair with leave the state: a left
-        event at ta pairs with tb iff ta ≤ tb − lower, and every left event to come is at or
-        above the left watermark."""
+        event at ta pairs with tb (side k) only if ta ≤ tb − lower_k, and every left event to
+        come is at or above the left watermark."""
         partners = s.partners
         if partners is None or partners.empty:
             return
@@ -226,26 +263,30 @@ class JoinStep:
                 earliest = waiting.groupby(C.KEY)[C.SYSTEM_TIMESTAMP].min().to_dict()
                 floor = np.minimum(floor, np.array([earliest.get(k, INFINITY) for k in keys],
                                                    dtype=np.int64))
-        keep = partners[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) - self.spec.lower_us >= floor
+        lowers = np.array([lower for lower, _ in self.spec.bounds], dtype=np.int64)
+        lower = lowers[partners[C.SIDE].to_numpy(np.int64) - 1]
+        keep = partners[C.SYSTEM_TIMESTAMP].to_numpy(np.int64) - lower >= floor
         s.partners = partners[keep].reset_index(drop=True)
 
     def _out_watermark(self, s: JoinState, closing: list[dict]) -> int | None:
         """Every row written from now on is at or above it (partitions combined): a pair is at
         or after its left event; a left event still to come is at or above the left watermark,
-        one waiting at or above its own time and the right watermark − upper bound (an unpaired
-        LEFT row: at its time + upper bound)."""
+        one waiting at or above its own time and each right watermark − that side's upper
+        bound (an unpaired LEFT row: at its time + upper bound)."""
         if self.spec.scope != "combined":
             return None
-        left, right = closing[0].get("*", NONE), closing[1].get("*", NONE)
-        if right == NONE:
-            bound = NONE
-        elif right == INFINITY:
-            bound = left
-        else:
-            bound = min(left, right - self.spec.upper_us)
+        bound = closing[0].get("*", NONE)
+        for side, (_, upper) in enumerate(self.spec.bounds, start=1):
+            right = closing[side].get("*", NONE)
+            if right == NONE:
+                bound = NONE
+            elif right != INFINITY:
+                bound = min(bound, right - upper)
         if s.waiting is not None and not s.waiting.empty:
             bound = min(bound, int(s.waiting[C.SYSTEM_TIMESTAMP].min()))
-        return bound
+        if bound in (NONE, INFINITY):
+            return bound
+        return bound - self.spec.slack_us
 
     # ------------------------------------------------------------------ output
     def _counts(self, flags: np.ndarray, s: JoinState, out_watermark=None) -> pd.DataFrame:

@@ -144,9 +144,10 @@ def lowered_groups(compiled, spark: SparkSession, inputs: dict, arrival: str, pa
             if is_stage(alias) and alias not in events:
                 payloads[alias], events[alias] = stages.read(spark, alias)
         if isinstance(group, JoinGroup):
-            sides = (group.input_alias, group.right_alias)
+            sides = group.aliases
             lowered = lower_join_group(
-                spark, group, ("", ""), tuple(payloads[a] for a in sides), ("", ""), None,
+                spark, group, ("",) * len(sides), tuple(payloads[a] for a in sides),
+                ("",) * len(sides), None,
                 tuple(_partitions(spark, group, topic_reads.get(a)) for a in sides), buckets,
                 tables, events=tuple(events[a] for a in sides), typed=True)
         else:

@@ -206,7 +206,7 @@ def stage_waves(groups: list) -> list[list]:
 
 def group_inputs(group) -> tuple[str, ...]:
     if isinstance(group, JoinGroup):
-        return (group.input_alias, group.right_alias)
+        return group.aliases
     return (group.input_alias,)
 
 
@@ -283,7 +283,8 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     for number, alias in enumerate(group_inputs(group)):
         path = inputs[alias]
         # each input read by the query has its own control folder (its end, its clock)
-        control = control_folder(folder if number == 0 else os.path.join(folder, "right"))
+        control = control_folder(os.path.join(folder, "right" if number == 1 else
+                                              f"right{number}") if number else folder)
         if not options.follow:
             write_end_of_input(control, [] if isinstance(path, KafkaRead) else input_files(path))
         paths.append(path)
@@ -294,7 +295,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
                            for path, alias, fmt in zip(paths, group_inputs(group), formats))
         lowered = lower_join_group(
             spark, group, tuple(paths),
-            (schemas[group.input_alias], schemas[group.right_alias]),
+            tuple(schemas[alias] for alias in group.aliases),
             tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
             references, counting, formats=formats, jvm=jvm)
     else:

@@ -105,7 +105,8 @@ def test_partition_and_substream_rules(text, message):
 
 
 @pytest.mark.parametrize("text", [
-    HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C c ON DATEDIFF(s, a, c) BETWEEN 0 AND 5",
+    "SELECT a.x FROM A a TIMESTAMP BY t CROSS APPLY GetArrayElements(a.xs) AS e "
+    "JOIN B b TIMESTAMP BY u ON DATEDIFF(s, a, b) BETWEEN 0 AND 5",
     "WITH s AS (SELECT x FROM A TIMESTAMP BY t OVER x) "
     "SELECT s.x FROM s JOIN B b ON DATEDIFF(s, s, b) BETWEEN 0 AND 5",
 ])
@@ -169,3 +170,44 @@ def test_an_analytic_function_beside_a_join_reads_the_left_input_only():
     e = error("SELECT LAG(b.y) OVER (LIMIT DURATION(s, 5)) AS p FROM A a JOIN B b "
               "ON DATEDIFF(s, a, b) BETWEEN 0 AND 5")
     assert "evaluated before JOIN" in str(e)
+
+
+THREE = HEAD + "a.k = b.k AND DATEDIFF(s, a, b) BETWEEN 0 AND 5 LEFT JOIN C c TIMESTAMP BY v ON "
+
+
+def test_a_third_stream_joins_with_the_input_or_a_stream_joined_before():
+    [statement] = compile_query(THREE + "c.k = a.k AND DATEDIFF(s, a, c) BETWEEN 1 AND 2"
+                                ).statements
+    b, c = statement.laterals
+    assert (b.anchor, c.anchor, c.lower_us, c.upper_us) == (None, None, S, 2 * S)
+    assert [(k.path, v.path) for k, v in c.keys] == [(("k",), ("k",))]
+    [statement] = compile_query(THREE + "c.k = b.k AND DATEDIFF(s, c, b) BETWEEN -2 AND -1"
+                                ).statements
+    c = statement.laterals[1]
+    # relative to b; an equality with b's fields is tested after the step, with the residual
+    assert (c.anchor, c.lower_us, c.upper_us, c.keys) == ("b", S, 2 * S, ())
+    assert c.residual.op == "="
+    plan = explain_plan(compile_query(THREE + "DATEDIFF(s, b, c) BETWEEN 0 AND 3").plan)
+    assert "0s ≤ ts(c) − ts(b) ≤ 3s" in plan and "passes its time + 8s" in plan
+
+
+def test_a_third_stream_may_be_bounded_to_several_inputs_before_it():
+    # ASA's three-way example: E within 5 s after TS (both ways) and before TE (one way)
+    [statement] = compile_query(THREE + "DATEDIFF(s, a, c) BETWEEN 0 AND 5 "
+                                "AND DATEDIFF(second, b, c) < 0").statements
+    c = statement.laterals[1]
+    assert (c.anchor, c.lower_us, c.upper_us) == (None, 0, 5 * S)
+    assert c.other_bounds == (("b", None, -1),)
+
+
+@pytest.mark.parametrize("on, message", [
+    ("DATEDIFF(s, a, c) < 5 AND DATEDIFF(s, b, c) > 0", "bounded on both sides"),
+    ("c.k = a.k", "needs DATEDIFF"),
+])
+def test_a_third_streams_bound_relates_it_with_one_input_before_it(on, message):
+    assert message in str(error(THREE + on))
+
+
+def test_a_third_stream_needs_its_own_alias():
+    assert "used twice" in str(error(
+        HEAD + "DATEDIFF(s, a, b) BETWEEN 0 AND 5 JOIN C b ON DATEDIFF(s, a, b) BETWEEN 0 AND 5"))

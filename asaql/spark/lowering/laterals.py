@@ -70,6 +70,8 @@ def combinations(laterals: list, scope: Scope, udf_calls: list = ()) -> Column:
             scope.event_errors.append(f"{name}_e{k}")
             seed.append(F.when(F.coalesce(flag, F.lit(False)), why).alias(scope.event_errors[-1]))
         scope.hoisted[call] = name
+    if any(isinstance(lateral, StreamJoin) for lateral in laterals):
+        seed.append(F.col(C.SYSTEM_TIMESTAMP).alias(C.JOIN_TIME))  # the left event's own
     combos = F.array(F.struct(*seed))
     for lateral in laterals:
         if isinstance(lateral, ReferenceJoin):
@@ -123,9 +125,12 @@ def _extend(combo: Column, lateral, scope: Scope, typing: Scope) -> Column:
         partners = F.when(F.size(partners) > 0, partners).otherwise(
             F.array(F.lit(None).cast(element)))
     if isinstance(lateral, StreamJoin):
+        # System.Timestamp, JOIN after JOIN as ASA's left-deep joins: the later of the rows
+        # joined so far and the partner; without a partner, theirs + the upper bound
         return F.transform(partners, lambda partner: combo.withField(
             lateral.alias, partner.getField("r")).withField(
-            C.JOIN_TIME, pair_time(F.col(C.SYSTEM_TIMESTAMP), partner, lateral.upper_us)))
+            _time_field(lateral.alias), F.timestamp_micros(partner.getField("t"))).withField(
+            C.JOIN_TIME, pair_time(combo.getField(C.JOIN_TIME), partner, lateral.upper_us)))
     return F.transform(partners, lambda partner: combo.withField(lateral.alias, partner))
 
 
@@ -137,14 +142,39 @@ def _partners(lateral, scope: Scope, typing: Scope) -> tuple[Column, T.DataType]
     return _elements(lateral, scope, typing)
 
 
+def _time_field(alias: str) -> str:
+    """A combination's field holding a joined stream's event time."""
+    return f"{C.JOIN_TIME}_{alias}"
+
+
 def _stream_partners(join: StreamJoin, scope: Scope) -> tuple[Column, T.DataType]:
-    """The right events the step paired with the left one, kept by the rest of ON."""
+    """The right events the step paired with the left one, kept by the rest of ON (and by each
+    DATEDIFF relating the new input with a stream joined before: the step used a wider bound)."""
     candidates, schema = scope.partners[join.alias]
     candidates_type = partners_type(schema)
+    bounds = [(join.anchor, join.lower_us, join.upper_us)] if join.anchor is not None else []
+    for alias, low, high in [*bounds, *join.other_bounds]:
+        related = F.unix_micros(F.col(C.SYSTEM_TIMESTAMP) if alias is None
+                                else scope.combo.getField(_time_field(alias)))
+        candidates = F.filter(candidates, _within(related, low, high))
     if join.residual is not None:
         candidates = F.filter(candidates, lambda partner: F.coalesce(lower_expr(
             join.residual, _with_partner(scope, join, partner)), F.lit(False)))
     return F.coalesce(candidates, F.array().cast(candidates_type)), candidates_type.elementType
+
+
+def _within(related: Column, low: int | None, high: int | None):
+    """A one-argument test of a partner (Spark counts the parameters): lower ≤ its time −
+    `related` ≤ upper, an open end unbounded; NULL (a LEFT side without a partner) false."""
+    def test(partner: Column) -> Column:
+        gap = partner.getField("t") - related
+        holds = F.lit(True)
+        if low is not None:
+            holds = holds & (gap >= low)
+        if high is not None:
+            holds = holds & (gap <= high)
+        return F.coalesce(holds, F.lit(False))
+    return test
 
 
 def _with_partner(scope: Scope, join: StreamJoin, partner: Column) -> Scope:

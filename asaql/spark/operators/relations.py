@@ -253,16 +253,16 @@ def _step_schema(step_input: DataFrame, event_columns, windowed: list[WindowedSt
     return T.StructType(fields)
 
 
-def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple[str, str],
-                     schemas: tuple[T.StructType, T.StructType], controls: tuple[str, str],
-                     max_files_per_trigger: int | None, partitions: tuple[tuple, tuple],
+def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple, schemas: tuple,
+                     controls: tuple, max_files_per_trigger: int | None, partitions: tuple,
                      buckets: int, references: dict | None = None,
-                     counted: tuple[bool, bool] = (True, True), events: tuple | None = None,
-                     typed: bool = False, formats: tuple = (None, None),
+                     counted: tuple | None = None, events: tuple | None = None,
+                     typed: bool = False, formats: tuple | None = None,
                      jvm: bool = False) -> LoweredGroup:
-    """A JOIN of two streams: one step over both inputs (asaql/spark/operators/joins.py), then each
-    statement's lines from the left events and their partners. `formats`: each input's declared
-    format (None: its files' extension); `jvm`: the JVM engine reads the records."""
+    """A JOIN of streams: one step over all its inputs (asaql/spark/operators/joins.py), then
+    each statement's lines from the left events and their partners. Per side, the left first:
+    `paths`, `schemas`, `controls`, `partitions`, `formats` (each input's declared format, None:
+    its files' extension); `jvm`: the JVM engine reads the records."""
     stream, partners = join_stream(spark, group, paths, schemas, controls,
                                    max_files_per_trigger, partitions, buckets, counted, events,
                                    formats, jvm)
