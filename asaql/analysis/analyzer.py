@@ -181,10 +181,14 @@ def _bind_select(s: ast.SelectStatement, context: QueryContext) -> tuple[BoundSt
     if s.source.name.key in context.references:
         raise InvalidQueryError(f"'{s.source.name.name}' is reference data: it can only be "
                                 "joined to a stream", s.source.name.span)
+    if s.source.match_recognize is not None and _beside_match(s):
+        return _bind_beside_match(s, context)
     step = context.steps.get(s.source.name.key)
-    check_match_sources(s, step is not None)
+    check_match_sources(s)
     if step is None:
         return _bind_statement(s, context)
+    if s.source.match_recognize is not None:
+        return (_bind_match_over_step(s, stage_view(s.source.name, step, context)),)
     if _needs_stage(s, step, context):
         return _bind_over_step(s, stage_view(s.source.name, step, context), context)
     return tuple(b for branch in step for b in _bind_over_step(s, branch, context))
@@ -224,7 +228,6 @@ def _bind_statement(s: ast.SelectStatement, context: QueryContext
     source = s.source
     binder = Binder(source.reference_name, input_name=source.name.name)
     laterals = bind_laterals(s, binder, context)
-    joined = any(isinstance(j, StreamJoin) for j in laterals)
     timestamp_by, over = None, ()
     if source.timestamp_by is not None:
         timestamp_by = binder.bind(source.timestamp_by.expr, allow_system_timestamp=False)
@@ -250,6 +253,45 @@ def _bind_statement(s: ast.SelectStatement, context: QueryContext
         check_stream_join(statement, s.span)
         statements.append(statement)
     return tuple(statements)
+
+
+def _beside_match(s: ast.SelectStatement) -> bool:
+    """Whether the SELECT does more than ASA's form `SELECT * … MATCH_RECOGNIZE (…) AS alias`
+    (a WHERE alone is bound with the clause: it filters the match rows)."""
+    star = len(s.items) == 1 and isinstance(s.items[0].expr, ast.Star) and \
+        s.items[0].expr.qualifier is None and s.items[0].alias is None
+    return bool(s.joins) or s.group_by is not None or s.having is not None or not star
+
+
+def _bind_beside_match(s: ast.SelectStatement, context: QueryContext
+                       ) -> tuple[BoundStatement, ...]:
+    """`SELECT … FROM input MATCH_RECOGNIZE (…) AS M [JOIN …] [WHERE …] [GROUP BY …]` reads as a
+    step holding the match, `SELECT * FROM input MATCH_RECOGNIZE (…) AS M`, and the SELECT over
+    it: whatever a SELECT may do over a step, it does over the match rows (named M.column)."""
+    match = s.source.match_recognize
+    key, number = f"{match.alias.key}_match", 1
+    while key in context.steps:
+        key, number = f"{match.alias.key}_match{number}", number + 1
+    name = ast.Identifier(name=key, bracketed=True, span=match.alias.span)
+    inner = dataclasses.replace(s, items=(ast.SelectItem(expr=ast.Star(span=s.items[0].span),
+                                                         span=s.items[0].span),),
+                                into=None, joins=(), where=None, group_by=None, having=None)
+    context.steps[key] = _bind_select(inner, context)
+    outer = dataclasses.replace(s, source=ast.InputSource(name=name, alias=match.alias,
+                                                          span=s.source.span))
+    return _bind_select(outer, context)
+
+
+def _bind_match_over_step(s: ast.SelectStatement, stage: BoundStatement) -> BoundStatement:
+    """MATCH_RECOGNIZE over a step: the pattern reads the step's rows, written to a stage, in
+    their System.Timestamp order."""
+    source = s.source
+    if source.timestamp_by is not None:
+        raise InvalidQueryError(
+            f"TIMESTAMP BY applies to inputs; '{source.name.name}' is a step whose rows already "
+            "have their System.Timestamp", source.timestamp_by.span)
+    binder = Binder(source.reference_name, step=stage, step_name=source.name.name)
+    return bind_match_statement(s, binder, None, (), stage=stage)
 
 
 def _bind_over_step(s: ast.SelectStatement, step: BoundStatement,

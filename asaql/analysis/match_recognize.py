@@ -2,12 +2,17 @@
 MEASURES may read) and the bound statement — an aggregation whose "window" is the pattern
 (asaql/core/match_pattern.py), grouped by PARTITION BY, one result row per match.
 
-SELECT * reads the PARTITION BY columns, then the measures."""
+SELECT * reads the PARTITION BY columns, then the measures. A WHERE beside the clause filters
+the match rows (it reads those columns, as a SELECT over a step holding the match would); over
+a WITH step, the pattern reads the step's rows (a stage, with their System.Timestamp)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from asaql.analysis.binder import Binder
-from asaql.analysis.bound import AggregateRef, GroupRef
+from asaql.core.fields import child_names
+from asaql.analysis.bound import AggregateRef, GroupRef, map_children
 from asaql.analysis.statements import (
     DEFAULT_OUTPUT, Aggregation, BoundStatement, OutputColumn, is_partitioned,
 )
@@ -19,19 +24,25 @@ from asaql.syntax import ast
 _OPS = {"+", "-", "*", "/", "%", "=", "<>", "<", "<=", ">", ">=", "AND", "OR"}
 
 
-def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, over
-                         ) -> BoundStatement:
+def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, over,
+                         stage: BoundStatement | None = None) -> BoundStatement:
+    """`stage`: the step the clause reads, as a stage (`binder` reads its columns)."""
     source = s.source
     match = source.match_recognize
-    _check_statement(s)
     names = _pattern_names(match.pattern)
-    fields: dict[tuple[str, ...], tuple[int, object]] = {}
+    fields: dict[object, tuple[int, object]] = {}
 
     def field(parts: tuple[ast.Identifier, ...], span) -> int:
-        key = tuple(p.key for p in parts)
+        return value(ast.ColumnRef(parts=parts, span=span))
+
+    def value(row_expression) -> int:
+        """The index of a value of one row the matcher reads: a field, or a scalar function
+        of the row's fields, computed for each event before the step."""
+        key = tuple(p.key for p in row_expression.parts) \
+            if isinstance(row_expression, ast.ColumnRef) else row_expression
         if key not in fields:
-            bound = binder.bind(ast.ColumnRef(parts=parts, span=span))
-            fields[key] = (len(fields), bound)
+            fields[key] = (len(fields), binder.bind(row_expression, allow_system_timestamp=False,
+                                                    what="MATCH_RECOGNIZE"))
         return fields[key][0]
 
     defines = []
@@ -42,16 +53,34 @@ def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, o
                                    define.name.span)
         if key in dict(defines):
             raise InvalidQueryError(f"'{define.name.name}' is defined twice", define.name.span)
-        defines.append((key, _Translator(names, field, key).convert(define.condition)))
-    measures, types, seen = [], [], set()
+        defines.append((key, _Translator(names, value, key).convert(define.condition)))
+    measures, types, seen, outputs = [], [], set(), []
+
+    def matched(node):
+        """A measure (or part of one) the matcher computes → its AggregateRef; a scalar function
+        of such parts (`ROUND(Avg(A.v), 1)`) is computed on the match row, after the step."""
+        if isinstance(node, ast.FunctionCall) and _is_scalar(node) and node.over is None \
+                and not node.within_group and _reads_aggregates(node):
+            binder.check_function(node)
+            return dataclasses.replace(node, args=tuple(
+                binder.bind(a) if isinstance(a, (ast.Literal, ast.NameArgument)) else matched(a)
+                for a in node.args))
+        if not _scalar_outside_aggregates(node) or isinstance(node, (ast.ColumnRef,
+                                                                      ast.FunctionCall)):
+            translated = _Translator(names, value, None).convert(node)
+            name = measure.alias.name if node is measure.expr else \
+                f"{measure.alias.name}#{len(measures)}"
+            measures.append((name, translated))
+            types.append(_type_of(translated))
+            return AggregateRef(index=len(measures) - 1, span=node.span)
+        return map_children(node, matched)
+
     for measure in match.measures:
         if measure.alias.key in seen:
             raise InvalidQueryError(f"the measure name '{measure.alias.name}' is used twice",
                                     measure.alias.span)
         seen.add(measure.alias.key)
-        translated = _Translator(names, field, None).convert(measure.expr)
-        measures.append((measure.alias.name, translated))
-        types.append(_type_of(translated))
+        outputs.append(matched(measure.expr))
     partition = tuple(binder.bind(c) for c in match.partition_by)
     pattern = MatchPattern(
         duration_us=_duration(match.limit_duration), pattern=_pattern(match.pattern),
@@ -64,37 +93,32 @@ def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, o
         if measure.alias.key in taken:
             raise InvalidQueryError(f"the measure name '{measure.alias.name}' is also a "
                                     "PARTITION BY column", measure.alias.span)
-        columns.append(OutputColumn(measure.alias.name, AggregateRef(index=k, span=measure.span)))
+        columns.append(OutputColumn(measure.alias.name, outputs[k]))
     output = s.into.name if s.into is not None else DEFAULT_OUTPUT
-    return BoundStatement(output, source.name.name, timestamp_by, over, is_partitioned(source),
-                          None, tuple(columns), Aggregation(pattern, partition, ()), span=s.span)
+    aggregation = Aggregation(pattern, partition, ())
+    if stage is not None:
+        statement = dataclasses.replace(
+            stage, output=output, columns=tuple(columns), aggregation=aggregation,
+            partition_by_partition_id=stage.partition_by_partition_id or is_partitioned(source),
+            span=s.span)
+    else:
+        statement = BoundStatement(output, source.name.name, timestamp_by, over,
+                                   is_partitioned(source), None, tuple(columns), aggregation,
+                                   span=s.span)
+    if s.where is None:
+        return statement
+    rows = Binder(match.alias, step=statement, step_name=match.alias.name)
+    where = rows.bind(s.where, allow_system_timestamp=True, what="WHERE beside MATCH_RECOGNIZE")
+    return dataclasses.replace(statement, aggregation=dataclasses.replace(aggregation,
+                                                                          having=where))
 
 
-def check_match_sources(s: ast.SelectStatement, over_step: bool) -> None:
-    """MATCH_RECOGNIZE reads an input's events (not a step's rows, not a JOIN's)."""
-    if over_step and s.source.match_recognize is not None:
-        raise UnsupportedFeatureError("MATCH_RECOGNIZE over a WITH step is not supported yet: "
-                                      "it reads an input", s.source.match_recognize.span)
+def check_match_sources(s: ast.SelectStatement) -> None:
+    """MATCH_RECOGNIZE reads an input's events or a step's rows, not a JOIN's."""
     for join in s.joins:
         if isinstance(join, ast.Join) and join.source.match_recognize is not None:
             raise UnsupportedFeatureError("MATCH_RECOGNIZE in a JOIN is not supported yet",
                                           join.source.match_recognize.span)
-
-
-def _check_statement(s: ast.SelectStatement) -> None:
-    """ASA's form: SELECT * FROM input [TIMESTAMP BY …] MATCH_RECOGNIZE (…) AS alias."""
-    if len(s.items) != 1 or not isinstance(s.items[0].expr, ast.Star) or \
-            s.items[0].expr.qualifier is not None:
-        raise InvalidQueryError("MATCH_RECOGNIZE is read with SELECT * (its columns are the "
-                                "PARTITION BY columns and the measures)", s.items[0].span)
-    for clause, what in ((s.where, "WHERE"), (s.group_by, "GROUP BY"), (s.having, "HAVING")):
-        if clause is not None:
-            raise UnsupportedFeatureError(
-                f"{what} beside MATCH_RECOGNIZE is not supported yet: write the match in a "
-                "WITH step and filter the step", clause.span)
-    if s.joins:
-        raise UnsupportedFeatureError("JOIN or APPLY beside MATCH_RECOGNIZE is not supported yet",
-                                      s.joins[0].span)
 
 
 def _duration(limit: ast.FunctionCall) -> int:
@@ -142,8 +166,31 @@ class _Translator:
     being defined (or no variable is named), and the last row mapped to Var otherwise; in
     MEASURES every field is read through an aggregate."""
 
-    def __init__(self, names: dict, field, defining: str | None):
-        self.names, self.field, self.defining = names, field, defining
+    def __init__(self, names: dict, value, defining: str | None):
+        self.names, self.value, self.defining = names, value, defining
+
+    def field(self, parts, span) -> int:
+        return self.value(ast.ColumnRef(parts=parts, span=span))
+
+    def _row_function(self, call: ast.FunctionCall):
+        """A scalar function of one row's fields (all of the current row, or all of one
+        variable's rows) → (the variable or None, the call over the row's own fields); None
+        when it reads an aggregate, Classifier() or the fields of two rows."""
+        variables, stripped = set(), {}
+        for node in _ast_nodes(call):
+            if isinstance(node, ast.FunctionCall) and node is not call and \
+                    (node.name.key in AGGREGATES or node.name.key == "classifier"):
+                return None
+            if isinstance(node, ast.ColumnRef):
+                variable, parts = self._split(node)
+                variables.add(variable)
+                stripped[id(node)] = ast.ColumnRef(parts=parts, span=node.span)
+        if len(variables - {None}) > 1 or (self.defining is not None and
+                                           len(variables - {None, self.defining}) == 1 and
+                                           None in variables):
+            return None
+        variable = next(iter(variables - {None}), None)
+        return variable, _replace_nodes(call, stripped)
 
     def convert(self, node, in_aggregate: bool = False):
         if isinstance(node, ast.Literal):
@@ -160,6 +207,8 @@ class _Translator:
                 return Read(index)
             return Aggregate("last", variable, index)
         if isinstance(node, ast.FunctionCall) and node.over is None and not node.within_group:
+            if node.name.key not in AGGREGATES and node.name.key != "classifier":
+                return self._scalar(node)
             return self._call(node)
         if isinstance(node, ast.BinaryOp) and node.op in _OPS:
             return Op(node.op, (self.convert(node.left), self.convert(node.right)))
@@ -172,6 +221,26 @@ class _Translator:
         raise UnsupportedFeatureError(
             "inside MATCH_RECOGNIZE, only fields, literals, arithmetic, comparisons, AND/OR/NOT, "
             "IS NULL, the aggregates and Classifier() are supported yet", node.span)
+
+    def _scalar(self, call: ast.FunctionCall):
+        """A scalar function inside the clause, of one row's fields: in DEFINE, of the current
+        row (or, naming another variable, of the last row mapped to it); in MEASURES, only
+        inside an aggregate (`Max(ABS(A.delta))`)."""
+        found = self._row_function(call)
+        if found is None:
+            raise UnsupportedFeatureError(
+                f"{call.name.name}() inside MATCH_RECOGNIZE reads the fields of one row (the "
+                "current row, or one variable's); a function of aggregates, of Classifier() or "
+                "of two rows' fields is not supported yet", call.span)
+        variable, row_call = found
+        if self.defining is None:
+            raise InvalidQueryError(
+                "a measure reads the match's rows through an aggregate (First, Last, Min, "
+                "Max, Sum, Count, Avg of a pattern variable's field) or Classifier()", call.span)
+        index = self.value(row_call)
+        if variable is None or variable == self.defining:
+            return Read(index)
+        return Aggregate("last", variable, index)
 
     def _split(self, ref: ast.ColumnRef):
         """→ (variable key or None, the field's parts)."""
@@ -206,12 +275,18 @@ class _Translator:
             if name != "count":
                 raise InvalidQueryError(f"{call.name.name}(*) is not an aggregate", call.span)
             return Aggregate("count", None, None)
-        if len(call.args) != 1 or not isinstance(call.args[0], ast.ColumnRef):
+        argument = call.args[0] if len(call.args) == 1 else None
+        if isinstance(argument, ast.FunctionCall) and argument.over is None and \
+                argument.name.key not in AGGREGATES and argument.name.key != "classifier":
+            found = self._row_function(argument)  # an aggregate of a function of each row
+            if found is not None:
+                return Aggregate(name, found[0], self.value(found[1]))
+        if not isinstance(argument, ast.ColumnRef):
             raise InvalidQueryError(f"{call.name.name}() takes one field of a pattern variable "
-                                    f"({call.name.name}(Var.field))", call.span)
-        ref = call.args[0]
-        variable, parts = self._split(ref)
-        return Aggregate(name, variable, self.field(parts, ref.span))
+                                    f"({call.name.name}(Var.field)) or a function of its fields",
+                                    call.span)
+        variable, parts = self._split(argument)
+        return Aggregate(name, variable, self.field(parts, argument.span))
 
 
 def _type_of(node) -> str:
@@ -242,3 +317,46 @@ def _type_of(node) -> str:
             return "string"
         return "double"
     return "string"
+
+
+def _ast_nodes(node):
+    """`node` and every syntax node below it."""
+    if isinstance(node, ast.Node):
+        yield node
+        for name in child_names(type(node)):
+            value = getattr(node, name)
+            for item in value if isinstance(value, tuple) else (value,):
+                yield from _ast_nodes(item)
+
+
+def _replace_nodes(node, replacements: dict):
+    """`node` with the nodes whose id is in `replacements` replaced."""
+    if id(node) in replacements:
+        return replacements[id(node)]
+    if not isinstance(node, ast.Node):
+        return node
+    changes = {}
+    for name in child_names(type(node)):
+        value = getattr(node, name)
+        new = tuple(_replace_nodes(v, replacements) for v in value) \
+            if isinstance(value, tuple) else _replace_nodes(value, replacements)
+        if new is not value and new != value:
+            changes[name] = new
+    return dataclasses.replace(node, **changes) if changes else node
+
+
+def _is_scalar(call: ast.FunctionCall) -> bool:
+    return call.name.key not in AGGREGATES and call.name.key != "classifier"
+
+
+def _reads_aggregates(node) -> bool:
+    return any(isinstance(n, ast.FunctionCall) and not _is_scalar(n) for n in _ast_nodes(node))
+
+
+def _scalar_outside_aggregates(node) -> bool:
+    """Whether a scalar function call lies in `node` outside every aggregate."""
+    if isinstance(node, ast.FunctionCall):
+        return _is_scalar(node)
+    return isinstance(node, ast.Node) and any(
+        _scalar_outside_aggregates(item) for name in child_names(type(node))
+        for item in (lambda v: v if isinstance(v, tuple) else (v,))(getattr(node, name)))

@@ -83,12 +83,14 @@ def test_binds_to_an_aggregation_over_the_pattern():
     ("Last(A.x) AS a", "A+ B", "A AS Classifier() = 'A'", InvalidQueryError,
      "Classifier() belongs in MEASURES", (11, 14)),
     ("Last(A.x, 1) AS a", "A+ B", "A AS A.x > 1", InvalidQueryError,
-     "Last() takes one field of a pattern variable (Last(Var.field))", (7, 9)),
+     "Last() takes one field of a pattern variable (Last(Var.field)) or a function of its "
+     "fields", (7, 9)),
     ("Last(A) AS a", "A+ B", "A AS A.x > 1", InvalidQueryError,
      "'A' is a pattern variable: name one of its fields (A.field)", (7, 14)),
-    ("UPPER(Last(A.x)) AS a", "A+ B", "A AS A.x > 1", UnsupportedFeatureError,
-     "UPPER() inside MATCH_RECOGNIZE is not supported yet: its aggregates (First, Last, Min, "
-     "Max, Sum, Count, Avg) and Classifier() are", (7, 9)),
+    ("Last(A.x) AS a", "A+ B", "A AS ABS(Max(A.x)) > 1", UnsupportedFeatureError,
+     "ABS() inside MATCH_RECOGNIZE reads the fields of one row (the current row, or one "
+     "variable's); a function of aggregates, of Classifier() or of two rows' fields is not "
+     "supported yet", (11, 14)),
 ])
 def test_define_and_measure_errors_name_their_position(measures, pattern, defines, kind,
                                                        message, position):
@@ -110,12 +112,16 @@ def test_pattern_syntax_errors_name_their_position(pattern, position):
 
 
 @pytest.mark.parametrize("text, kind, message", [
-    (query().replace("SELECT *", "SELECT a"), InvalidQueryError,
-     "MATCH_RECOGNIZE is read with SELECT * (its columns are the PARTITION BY columns and the "
-     "measures)"),
-    (query() + " WHERE a > 1", UnsupportedFeatureError,
-     "WHERE beside MATCH_RECOGNIZE is not supported yet: write the match in a WITH step and "
-     "filter the step"),
+    (query(defines="A AS ABS(A.x - B.x) > 1"), UnsupportedFeatureError,
+     "ABS() inside MATCH_RECOGNIZE reads the fields of one row (the current row, or one "
+     "variable's); a function of aggregates, of Classifier() or of two rows' fields is not "
+     "supported yet"),
+    (query(measures="LEN(A.x) AS a"), InvalidQueryError,
+     "a measure reads the match's rows through an aggregate (First, Last, Min, Max, Sum, Count, "
+     "Avg of a pattern variable's field) or Classifier()"),
+    (query() + " GROUP BY a", InvalidQueryError,
+     "a window must be specified: GROUP BY over a stream needs TumblingWindow, HoppingWindow, "
+     "SlidingWindow, SessionWindow or System.Timestamp()"),
     (query().replace("(second, 30)", "(second, 0)"), InvalidQueryError,
      "the duration must be positive"),
     (query().replace("DURATION (second, 30)", "DURATIONS (second, 30)"), InvalidQueryError,
@@ -123,3 +129,34 @@ def test_pattern_syntax_errors_name_their_position(pattern, position):
 ])
 def test_statement_form_errors(text, kind, message):
     assert failure(text, kind)[0] == message
+
+
+def test_where_beside_the_clause_filters_the_match_rows():
+    text = query() + " WHERE a > 1 AND T.a < 5"
+    [statement] = compile_query(text).statements
+    assert statement.aggregation.having.op == "AND"
+    assert "Filter ((agg#0 > 1) AND (agg#0 < 5))" in explain_plan(compile_query(text).plan)
+
+
+def test_scalar_functions_of_one_row_are_computed_before_the_step():
+    [statement] = compile_query(query(
+        measures="Max(ABS(A.x)) AS a, ROUND(Avg(A.x), 1) AS r",
+        defines="A AS UPPER(A.name) = 'X', B AS LEN(B.name) > LEN(A.name)")).statements
+    pattern = statement.aggregation.window
+    # the rows' values the matcher reads: x, ABS(x), UPPER(name), LEN(name)
+    assert len(pattern.fields) == 4
+    assert [c.name for c in statement.columns] == ["deviceId", "a", "r"]
+
+
+def test_match_recognize_reads_a_steps_rows_as_a_stage():
+    compiled = compile_query("WITH s AS (SELECT deviceId, x, time FROM input TIMESTAMP BY time) "
+                             + query().replace("FROM input TIMESTAMP BY time", "FROM s"))
+    assert "ReadStage #s" in explain_plan(compiled.plan)
+
+
+def test_clauses_beside_the_clause_read_the_match_rows_as_a_steps():
+    compiled = compile_query(query().replace("SELECT *", "SELECT T.deviceId, SUM(T.a) AS total")
+                             + " GROUP BY T.deviceId, TumblingWindow(minute, 5)")
+    plan = explain_plan(compiled.plan)
+    assert "WriteStage #t_match" in plan and "ReadStage #t_match" in plan
+    assert [c.name for c in compiled.statements[-1].columns] == ["deviceId", "total"]
