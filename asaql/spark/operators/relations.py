@@ -72,7 +72,9 @@ class SourceGroup:
 
     @property
     def stateful(self) -> bool:
-        return isinstance(self.source, ApplyEventOrdering) or self.ordered
+        """A stage's rows go through the step too: it gives them their System.Timestamp and
+        reads the producer's watermark lines as control records, not events."""
+        return isinstance(self.source, (ApplyEventOrdering, ReadStage)) or self.ordered
 
     @property
     def scope(self) -> str:
