@@ -33,6 +33,9 @@ class ReadInput(PlanNode):
 
     alias: str
     declared: tuple[tuple[str, str], ...] = ()
+    # the record fields (paths, lower case) whose properties GetRecordProperties lists: the
+    # reader notes which keys each event has there (a struct cannot tell absent from NULL)
+    listed_records: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,7 @@ from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
+from asaql.spark.present_keys import present_keys
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -179,7 +180,7 @@ def read_events(
     spark: SparkSession, path, schema: T.StructType, control: str,
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
-    fmt: InputFormat | None = None, jvm: bool = False,
+    fmt: InputFormat | None = None, jvm: bool = False, listed: tuple = (),
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -191,15 +192,18 @@ def read_events(
     `batch`: the JSON-lines files there now, as a batch DataFrame (a stage of the embedding API
     over batch inputs). `declared`: the input's CREATE TABLE columns (declared_schema.py).
     `fmt`: the input's declared format (--input-format), else its files' extension. `jvm`:
-    records parsed and checked by the JVM engine (_parse_records).
+    records parsed and checked by the JVM engine (_parse_records). `listed`: the record fields
+    whose keys each event carries (present_keys).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
-                              metadata=True, carried=path.carried, declared=declared, jvm=jvm)
+                              metadata=True, carried=path.carried, declared=declared, jvm=jvm,
+                              listed=listed)
     fmt = _format_of(path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
-        return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm)
+        return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
+                              listed=listed)
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
     if max_files_per_trigger and not batch:
         reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
@@ -209,7 +213,8 @@ def read_events(
     places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = split_lines(files.select("value", "_metadata"))
-    return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm)
+    return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
+                          listed=listed)
 
 
 def _format_of(path: str, declared: InputFormat | None) -> InputFormat:
@@ -225,7 +230,8 @@ def _glob_escape(name: str) -> str:
 
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                    metadata: bool = False, carried: tuple[str, ...] = (),
-                   declared: tuple[tuple[str, str], ...] = (), jvm: bool = False) -> DataFrame:
+                   declared: tuple[tuple[str, str], ...] = (), jvm: bool = False,
+                   listed: tuple = ()) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN.
@@ -310,6 +316,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         error.alias(C.ERROR),
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
+        *present_keys(F.col("_asaql_text"), schema, listed),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
     )

@@ -45,7 +45,8 @@ def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.Stru
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
                            STAGE_JSON, jvm=jvm)
     return read_events(spark, path, schema, control, max_files_per_trigger,
-                       declared=declared_of(source), fmt=fmt, jvm=jvm)
+                       declared=declared_of(source), fmt=fmt, jvm=jvm,
+                       listed=source.input.listed_records)
 
 
 def declared_of(source: PlanNode) -> tuple[tuple[str, str], ...]:

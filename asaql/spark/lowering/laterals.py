@@ -16,6 +16,7 @@ from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams, PlanNo
 from asaql.runtime import columns as C
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.variants import as_variant
+from asaql.spark.present_keys import keys_column
 from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"
@@ -222,6 +223,19 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
             F.struct(F.lit(f.name).alias(name), as_variant(value.getField(f.name), f.dataType)
                      .alias(content))
             for f in kind.fields])) if isinstance(kind, T.StructType) else None
+        present = _present_keys(apply.argument, scope)
+        if elements is not None and present is not None:  # only the properties it has
+            elements = F.filter(elements, lambda e: F.coalesce(
+                F.array_contains(present, e.getField(name)), F.lit(True)))
     scope.alias_schemas[apply.alias] = element  # its fields' types, known inside the lambdas
     empty = F.array().cast(T.ArrayType(element))
     return (empty if elements is None else F.coalesce(elements, empty)), element
+
+
+def _present_keys(argument, scope: Scope) -> Column | None:
+    """The keys the event's record at `argument` has, when the reader noted them
+    (present_keys.py): a field of the input's own events."""
+    if not isinstance(argument, E.Field) or scope.frame is None:
+        return None
+    column = keys_column(argument.path)
+    return F.col(f"`{column}`") if column in scope.frame.columns else None
