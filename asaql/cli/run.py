@@ -11,6 +11,7 @@ import click
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
+from asaql.outputs.path_pattern import parse_path_pattern
 from asaql.run.locations import local_path
 from asaql.run.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
@@ -55,6 +56,11 @@ Example:
 @click.option("--output-format", "output_formats", multiple=True, metavar="ALIAS=FORMAT",
               help="A folder output's part files: json (JSON lines, the default), csv (a "
                    "header in each part) or parquet.")
+@click.option("--output-path-pattern", "path_patterns", multiple=True, metavar="ALIAS=PATTERN",
+              help="A folder output's subfolders, by each row's System.Timestamp (UTC), as a "
+                   "Blob output's path pattern: {date} (yyyy/MM/dd), {time} (HH), "
+                   "{datetime:yyyy}, {datetime:MM}, … e.g. 'logs/{date}/{time}'. A project's "
+                   "Blob outputs take their PathPattern, DateFormat and TimeFormat.")
 @click.option("--partition-key", "partition_keys", multiple=True, metavar="ALIAS=COLUMN",
               help="A topic output's message key: the row's value of COLUMN (ASA's partition "
                    "key column).")
@@ -95,7 +101,7 @@ Example:
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
 def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
-        output_formats, partition_keys, late, ooo, early, action, job_config, metrics_path,
+        output_formats, path_patterns, partition_keys, late, ooo, early, action, job_config, metrics_path,
         checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
         references, local, step, engine, functions_dir, ui, report_path,
         verbose) -> None:
@@ -133,7 +139,10 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
         resolve_aliases(compiled.output_names, pairs(output_formats, "--output-format", False),
                         "output"),
         resolve_aliases(compiled.output_names, pairs(partition_keys, "--partition-key", False),
-                        "output"))
+                        "output"),
+        {alias: parse_path_pattern(text, what=f"--output-path-pattern {alias}")
+         for alias, text in resolve_aliases(compiled.output_names, pairs(
+             path_patterns, "--output-path-pattern", False), "output").items()})
     if project is not None:
         given = bind_project(project, compiled, given, kafka_config, local)
     not_topics = [a for a in given.partition_keys if not is_topic(given.outputs.get(a))]
@@ -150,6 +159,7 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
                          kafka_start=start_position(start), output_keys=given.partition_keys,
                          max_events_per_trigger=max_events_per_trigger,
                          output_formats=given.output_formats,
+                         output_path_patterns=given.output_path_patterns,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
                          step=step or DEFAULT_STEP, engine=engine,
                          functions=job_functions(functions_dir, project))

@@ -56,6 +56,15 @@ def check_output_formats(formats: dict[str, str], outputs: dict) -> None:
                                      ".csv, .json, .parquet)")
 
 
+def check_path_patterns(patterns: dict, outputs: dict) -> None:
+    """A path pattern lays out a folder output's part files in subfolders."""
+    for alias in patterns:
+        target = outputs.get(alias)
+        if not isinstance(target, str) or output_format(target) is not None:
+            raise ConfigurationError(f"--output-path-pattern {alias}: output '{alias}' is not a "
+                                     "folder: a path pattern lays out a folder's part files")
+
+
 def check_destinations(destinations: list[Destination], inputs: dict[str, str]) -> None:
     """Raises ConfigurationError for the first destination that cannot be written, or that two
     destinations share, or that a run would read back as input."""

@@ -9,8 +9,9 @@ endpoint). What cannot be mapped is one ProjectError naming the file and the fie
   `--local` takes every input from its stand-in, as VS Code's "Use local input";
 - Event Hub outputs → their topics, with EventHubProperties.PartitionKey as the message key;
 - Blob / ADLS Gen2 outputs → LocalRunOutputs/<alias> in the project folder: a folder of part
-  files in the output's serialization (JSON lines, CSV, Parquet), or one `<alias>.json` file
-  for JSON in the Array format.
+  files in the output's serialization (JSON lines, CSV, Parquet), laid out in the subfolders of
+  its PathPattern ({date}/{time} in its DateFormat and TimeFormat, by each row's
+  System.Timestamp), or one `<alias>.json` file for JSON in the Array format.
 No pyspark."""
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from pathlib import Path
 from typing import Mapping
 
 from asaql.outputs.formats import output_format
+from asaql.outputs.path_pattern import parse_path_pattern
 from asaql.project import live
+from asaql.errors import ConfigurationError
 from asaql.project.files import ConfigFile, Project
 
 LOCAL_OUTPUTS = "LocalRunOutputs"  # where Blob outputs go, in the project folder
@@ -45,6 +48,7 @@ class Bindings:
     outputs: dict = field(default_factory=dict)
     output_formats: dict = field(default_factory=dict)
     partition_keys: dict = field(default_factory=dict)
+    output_path_patterns: dict = field(default_factory=dict)  # alias → PathPattern
 
 
 def bind_project(project: Project, compiled, given: Bindings, kafka_config: str | None,
@@ -81,6 +85,9 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
                 target = given.outputs[alias]
                 if isinstance(target, str) and output_format(target) is None and fmt != "json":
                     bound.output_formats[alias] = fmt
+                pattern = _path_pattern(config, alias)
+                if isinstance(target, str) and output_format(target) is None and pattern:
+                    bound.output_path_patterns[alias] = pattern
             continue
         _output(project, config, alias, kafka_config, environ, bound)
     return Bindings(*(  # the command line wins
@@ -206,6 +213,28 @@ def _output(project, config, alias, kafka_config, environ, bound: Bindings) -> N
     bound.outputs[alias] = str(folder / (f"{alias}.json" if array else alias))
     if fmt != "json":
         bound.output_formats[alias] = fmt
+    pattern = None if array else _path_pattern(config, alias)
+    if pattern is not None:
+        bound.output_path_patterns[alias] = pattern
+
+
+_STORAGE_SECTIONS = ("BlobStorageProperties", "DataLakeStorageGen2Properties",
+                     "AzureDataLakeStoreProperties")
+
+
+def _path_pattern(config: ConfigFile, alias: str):
+    """The output's PathPattern with its DateFormat and TimeFormat (None without one)."""
+    for section in _STORAGE_SECTIONS:
+        text = config.get(section, "PathPattern")
+        if isinstance(text, str) and text.strip():
+            try:
+                return parse_path_pattern(text.strip().strip("/"),
+                                          config.get(section, "DateFormat"),
+                                          config.get(section, "TimeFormat"))
+            except ConfigurationError as error:
+                raise config.fail(f"{section}.PathPattern of output '{alias}':",
+                                  error.message) from None
+    return None
 
 
 def _storage_format(config: ConfigFile) -> str:

@@ -16,7 +16,9 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.formats import parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.run.locations import local_path
-from asaql.outputs.paths import check_destinations, check_output_formats, output_destinations
+from asaql.outputs.paths import (
+    check_destinations, check_output_formats, check_path_patterns, output_destinations,
+)
 from asaql.plan.aliases import resolve_aliases  # noqa: F401 (cli, testing)
 
 TOPIC_FORMATS = ("json", "csv", "avro")  # a message's payload (ASA's Event Hub serializations)
@@ -47,6 +49,8 @@ class RunOptions:
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
     max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
     output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
+    # folder output → its path pattern (asaql/outputs/path_pattern.py): subfolders by time
+    output_path_patterns: dict = field(default_factory=dict)
     kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
     kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
     # "native": a source's step runs as Spark operators where it can (native_step.py), fixed
@@ -111,6 +115,7 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     written = {alias: path for alias, path in options.outputs.items()
                if not isinstance(path, KafkaTopic)}
     check_output_formats(options.output_formats, options.outputs)
+    check_path_patterns(options.output_path_patterns, options.outputs)
     check_destinations(output_destinations(written, options.errors_path,
                                            options.metrics_path, options.checkpoint), files)
     if options.checkpoint:

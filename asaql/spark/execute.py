@@ -151,7 +151,9 @@ def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
     if isinstance(target, KafkaTopic):
         return KafkaSink(target, options.output_keys.get(name), checkpoint, fresh)
     journal = os.path.join(checkpoint, "journals", f"output-{_safe(name)}.jsonl")
-    return LineSink(target, fresh, journal, committed, options.output_formats.get(name, "json"))
+    pattern = getattr(options, "output_path_patterns", {}).get(name)
+    return LineSink(target, fresh, journal, committed, options.output_formats.get(name, "json"),
+                    pattern.spark_format() if pattern is not None else None)
 
 
 def run_inputs(options, plan=None) -> dict:

@@ -28,25 +28,35 @@ CSV_OPTIONS = {"header": "true", "quote": '"', "escape": '"', "emptyValue": "",
 
 
 def write_part_files(lines: DataFrame, json_column: str, fmt: str,
-                     fields: list[T.StructField] | None, staging: str) -> None:
-    """Writes the rows (one JSON line each in `json_column`) to `staging` in format `fmt`."""
+                     fields: list[T.StructField] | None, staging: str,
+                     partition: str | None = None) -> None:
+    """Writes the rows (one JSON line each in `json_column`) to `staging` in format `fmt`;
+    `partition`: a column whose value names each row's subfolder (Spark's `name=value`)."""
+    kept = [partition] if partition else []
     if fmt == "json" or not fields:
-        lines.select(json_column).write.mode("overwrite").text(staging)
+        _writer(lines.select(json_column, *kept), partition).text(staging)
         return
     if fmt == "csv":
         text = T.StructType([T.StructField(f.name, T.StringType()) for f in fields])
-        _rows(lines, json_column, text, {}).write.mode("overwrite") \
+        _writer(_rows(lines, json_column, text, {}, kept), partition) \
             .options(**CSV_OPTIONS).csv(staging)
         return
     typed = T.StructType(list(fields))
-    _rows(lines, json_column, typed, {"timestampFormat": ASA_DATETIME}) \
-        .write.mode("overwrite").parquet(staging)
+    _writer(_rows(lines, json_column, typed, {"timestampFormat": ASA_DATETIME}, kept),
+            partition).parquet(staging)
 
 
-def _rows(lines: DataFrame, json_column: str, schema: T.StructType, options: dict) -> DataFrame:
-    """The JSON lines read back as columns of `schema` (a projection: the order stays)."""
-    return lines.select(F.from_json(F.col(json_column), schema, options).alias("_asaql_row")) \
-        .select("_asaql_row.*")
+def _writer(frame: DataFrame, partition: str | None):
+    writer = frame.write.mode("overwrite")
+    return writer.partitionBy(partition) if partition else writer
+
+
+def _rows(lines: DataFrame, json_column: str, schema: T.StructType, options: dict,
+          kept: list[str]) -> DataFrame:
+    """The JSON lines read back as columns of `schema` (a projection: the order stays), and the
+    `kept` columns."""
+    return lines.select(F.from_json(F.col(json_column), schema, options).alias("_asaql_row"),
+                        *kept).select("_asaql_row.*", *kept)
 
 
 def has_rows(part: Path) -> bool:

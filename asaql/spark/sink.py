@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,12 +15,15 @@ from pyspark.sql import functions as F
 
 from asaql.outputs.formats import output_format
 from asaql.runtime import columns as C
-from asaql.spark.folder_formats import SUFFIXES, has_rows, write_part_files
+from asaql.spark.folder_formats import SUFFIXES, write_part_files
 from asaql.spark.format_outputs import file_output
 from asaql.spark.io import record_address
 from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
+from asaql.spark.part_files import (
+    PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
+)
 from asaql.spark.sources import STAGE_WATERMARK
 
 
@@ -61,10 +63,14 @@ class LineSink:
     micro-batch, so a replayed micro-batch replaces its own."""
 
     def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
-                 committed: Committed | None = None, folder_format: str = "json"):
+                 committed: Committed | None = None, folder_format: str = "json",
+                 path_format: str | None = None):
         self.target = target
         self.fresh = fresh
         self.folder_format = folder_format  # a folder's part files: json, csv or parquet
+        # a folder's path pattern (asaql/outputs/path_pattern.py) as a Spark datetime pattern:
+        # each row's part file goes to the subfolder its System.Timestamp names
+        self.path_format = path_format
         self.lock = PortableLock()
         self.file = None
         if isinstance(target, str) and output_format(target):
@@ -100,16 +106,27 @@ class LineSink:
         observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*")
+        if self.path_format is not None:
+            selected = selected.withColumn(PATH_COLUMN, F.date_format(
+                F.col(ORDER_COLUMNS[0]), self.path_format))
         counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
         prefix = f"part-{batch_id:08d}-{query}-{statement}-"
         staging = os.path.join(self.target, STAGING_FOLDER, prefix.rstrip("-"))
+        suffix = SUFFIXES[self.folder_format]
         with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
-            write_part_files(counted.sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN),
-                             JSON_COLUMN, self.folder_format, lines.fields, staging)
+            # by subfolder first: Spark's partitioned writer would sort by it again otherwise
+            by_path = [PATH_COLUMN] if self.path_format is not None else []
+            write_part_files(counted.sortWithinPartitions(*by_path, *ORDER_COLUMNS, _POSITION,
+                                                          JSON_COLUMN),
+                             JSON_COLUMN, self.folder_format, lines.fields, staging,
+                             by_path[0] if by_path else None)
             rows = observation.get.get("rows") or 0
             # CSV and Parquet write a header or a schema even without rows: no part then
-            publish_part_files(Path(staging), Path(self.target), prefix,
-                               SUFFIXES[self.folder_format], keep=rows > 0)
+            if self.path_format is None:
+                publish_part_files(Path(staging), Path(self.target), prefix, suffix,
+                                   keep=rows > 0)
+            else:
+                publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
         return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
@@ -140,41 +157,6 @@ class TextRelay:
     def drain(self) -> str:
         text, self.parts = "".join(self.parts), []
         return text
-
-
-STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ or .
-
-
-def publish_part_files(staging: Path, folder: Path, prefix: str, suffix: str = ".txt",
-                       keep: bool = True) -> None:
-    """Moves a micro-batch's non-empty part files from its staging folder into the output
-    folder under names of its own; each file appears whole (a rename, which replaces the part
-    of the same name an interrupted attempt published). `keep=False`: none (no rows)."""
-    parts = sorted(p for p in staging.glob("part-*") if has_rows(p)) if keep else []
-    for number, part in enumerate(parts):
-        os.replace(part, folder / f"{prefix}{number:05d}{suffix}")
-    # An interrupted attempt published parts 0, 1, … in order: drop those beyond this one's
-    # (found by name, not by listing a folder that grows with every micro-batch).
-    number = len(parts)
-    while (old := folder / f"{prefix}{number:05d}{suffix}").exists():
-        old.unlink()
-        number += 1
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        staging.parent.rmdir()  # unless another statement's staging folder is in it
-    except OSError:
-        pass
-
-
-def clear_part_files(folder: str) -> None:
-    """A fresh run rewrites a folder output: the part files of an earlier run go."""
-    path = Path(folder)
-    if not path.is_dir():
-        return
-    for old in (*path.glob("part-*"), *path.glob(".part-*.crc"), path / "_SUCCESS"):
-        if old.is_file():
-            old.unlink()
-    shutil.rmtree(path / STAGING_FOLDER, ignore_errors=True)
 
 
 class StageSink:

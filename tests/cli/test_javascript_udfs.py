@@ -226,7 +226,7 @@ def test_a_project_runs_the_functions_of_its_functions_folder(spark, tmp_path):
                                       str(tmp_path / "errors.jsonl")])
     assert result.exit_code == 0, result.stderr + result.output
     got = [json.loads(line) for part in sorted((project / "LocalRunOutputs" / "output")
-                                               .glob("part-*"))
+                                               .rglob("part-*"))  # in {date}/{time} folders
            for line in part.read_text().splitlines()]
     assert sorted((r["id"], r["Decimal"]) for r in got) == [(1, 180), (2, None), (3, 255),
                                                             (4, 16)]

@@ -30,8 +30,15 @@ def _key(row: dict) -> str:
 
 
 def folder_rows(folder: Path) -> list[dict]:
-    return [json.loads(line) for part in sorted(folder.glob("part-*"))
+    return [json.loads(line) for part in sorted(folder.rglob("part-*"))
             for line in part.read_text(encoding="utf-8").splitlines()]
+
+
+def hour_folders(folder: Path) -> dict[str, list[dict]]:
+    """The output's PathPattern {date}/{time} (yyyy/MM/dd, HH): each subfolder's rows."""
+    return {str(part.parent.relative_to(folder)): [
+        json.loads(line) for line in part.read_text(encoding="utf-8").splitlines()]
+        for part in sorted(folder.rglob("part-*"))}
 
 
 def test_a_project_with_a_local_stand_in_gives_the_rows_of_the_same_query_run_by_hand(
@@ -46,7 +53,11 @@ def test_a_project_with_a_local_stand_in_gives_the_rows_of_the_same_query_run_by
                                       str(tmp_path / "errors.jsonl")])
     assert result.exit_code == 0, result.stderr + result.output
     by_project = folder_rows(project / "LocalRunOutputs" / "alerts")
-    archive = [row for part in sorted((project / "LocalRunOutputs" / "archive").glob("part-*"))
+    # laid out by the output's PathPattern: each row in the folder of its System.Timestamp's hour
+    for hour, rows in hour_folders(project / "LocalRunOutputs" / "alerts").items():
+        assert {r["SystemTimestamp"][:13].replace("-", "/").replace("T", "/") for r in rows} \
+            == {hour}, hour
+    archive = [row for part in sorted((project / "LocalRunOutputs" / "archive").rglob("part-*"))
                for row in pq.read_table(part).to_pylist()]
 
     (tmp_path / "q.sql").write_text(QUERY)
@@ -149,7 +160,8 @@ def test_check_and_explain_read_the_project(tmp_path):
 
 def test_the_sample_project_runs_on_its_local_input(spark, tmp_path):
     """samples/asa_project: an Event Hub input (live needs its key) with a local stand-in, and a
-    Blob output in CSV; a folder given for the output keeps the project's serialization."""
+    Blob output in CSV; a folder given for the output keeps the project's serialization and
+    its PathPattern {date}/{time}."""
     project = SAMPLE.parent / "asa_project"
     line = run_fails(project, "--output", f"alerts={tmp_path / 'live'}",
                      env={"ASAQL_KEY_INPUT": None, "ASAQL_CONNECTION_INPUT": None})
@@ -159,7 +171,10 @@ def test_the_sample_project_runs_on_its_local_input(spark, tmp_path):
                                       "--errors", str(tmp_path / "errors.jsonl")])
     assert result.exit_code == 0, result.stderr + result.output
     rows = []
-    for part in sorted((tmp_path / "alerts").glob("part-*.csv")):
+    parts = sorted((tmp_path / "alerts").rglob("part-*.csv"))
+    assert {str(part.parent.relative_to(tmp_path / "alerts")) for part in parts} == \
+        {"2021/01/01/08"}  # the sample's hour
+    for part in parts:
         with open(part, newline="", encoding="utf-8") as handle:
             rows += list(csv.DictReader(handle))
     expected = [{k: v if isinstance(v, str) else json.dumps(v) for k, v in row.items()}

@@ -3,7 +3,11 @@ those an interrupted attempt at the same micro-batch published."""
 
 from __future__ import annotations
 
-from asaql.spark.sink import STAGING_FOLDER, clear_part_files, publish_part_files
+from urllib.parse import quote
+
+from asaql.spark.part_files import (
+    PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
+)
 
 
 def stage(folder, name: str, parts: list[str]):
@@ -33,3 +37,27 @@ def test_a_fresh_run_clears_the_part_files_of_an_earlier_run_only(tmp_path):
     (tmp_path / "notes.md").write_text("mine")
     clear_part_files(str(tmp_path))
     assert [p.name for p in tmp_path.iterdir()] == ["notes.md"]
+
+
+def test_a_path_patterns_parts_go_to_the_subfolder_spark_named_and_replace_a_replays(tmp_path):
+    def staged(parts: dict[str, list[str]]):
+        staging = tmp_path / STAGING_FOLDER / "part-00000003-0-0"
+        for path, texts in parts.items():
+            written = staging / f"{PATH_COLUMN}={quote(path, safe='')}"
+            written.mkdir(parents=True)
+            for number, text in enumerate(texts):
+                (written / f"part-{number:05d}-abc.c000.txt").write_text(text)
+        return staging
+
+    publish_by_path(staged({"2024/03/01/08": ["a\n", "b\n"], "2024/03/01/09": ["c\n"]}),
+                    tmp_path, "part-00000003-0-0-", ".txt", keep=True)
+    # the replay of the same micro-batch gives one part in 08: the second one goes
+    publish_by_path(staged({"2024/03/01/08": ["a b\n"], "2024/03/01/09": ["c\n"]}),
+                    tmp_path, "part-00000003-0-0-", ".txt", keep=True)
+    found = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("part-*"))
+    assert found == ["2024/03/01/08/part-00000003-0-0-00000.txt",
+                     "2024/03/01/09/part-00000003-0-0-00000.txt"]
+    assert (tmp_path / found[0]).read_text() == "a b\n"
+    assert not (tmp_path / STAGING_FOLDER).exists()
+    clear_part_files(str(tmp_path))  # a fresh run: the subfolders' parts go too
+    assert not list(tmp_path.rglob("part-*"))

@@ -72,6 +72,22 @@ def test_a_blob_output_is_a_local_folder_in_its_serialization(event_hub_project)
     bound = bind(event_hub_project, environ={"ASAQL_KEY_READINGS": "k", "ASAQL_KEY_ALERTS": "k"})
     assert bound.outputs["Archive"] == str(event_hub_project / "LocalRunOutputs" / "Archive")
     assert bound.output_formats == {"Archive": "parquet"}
+    # its PathPattern {date}/{time}, in its DateFormat yyyy/MM/dd and TimeFormat HH
+    assert bound.output_path_patterns["Archive"].spark_format() == "yyyy/MM/dd'/'HH"
+
+
+def test_a_blob_outputs_path_pattern_in_its_own_formats_or_its_error(tmp_path):
+    folder = write_project(tmp_path / "p", "SELECT * INTO out FROM Rows", outputs={
+        "out.json": output("out", PathPattern="logs/{date}", DateFormat="DD-MM-YYYY")})
+    bound = bind(folder, Bindings(inputs={"Rows": str(tmp_path)}))
+    assert bound.output_path_patterns["out"].spark_format() == "'logs/'dd-MM-yyyy"
+    folder = write_project(tmp_path / "q", "SELECT * INTO out FROM Rows", outputs={
+        "out.json": output("out", PathPattern="{client_id}/{date}")})
+    with pytest.raises(ProjectError) as error:
+        bind(folder, Bindings(inputs={"Rows": str(tmp_path)}))
+    assert str(error.value).startswith(
+        f"{folder / 'Outputs' / 'out.json'}: BlobStorageProperties.PathPattern of output 'out': "
+        "the path pattern '{client_id}/{date}': {client_id} partitions the files by a column")
 
 
 def test_local_takes_the_stand_in_and_the_command_line_wins(event_hub_project, tmp_path):

@@ -1,0 +1,103 @@
+"""ASA's path pattern of a Blob / ADLS Gen2 output: the folders under the container where each
+row's file goes, from the row's System.Timestamp (UTC). Tokens: `{date}` and `{time}` in the
+output's date and time formats (DateFormat `yyyy/MM/dd`, `MM/dd/yyyy`, `dd/MM/yyyy`,
+`yyyy-MM-dd`, …; TimeFormat `HH`, `HH/mm`, `HH-mm`), and `{datetime:<specifier>}` (one of
+yyyy, MM, M, dd, d, HH, H, mm, m, ss, s: ASA's custom DateTime path patterns); the rest is
+literal text. A custom `{field}` (partitioning by a column) is refused with its own message.
+No pyspark: the Spark side formats with `spark_format()`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from asaql.errors import ConfigurationError
+
+DATE_FORMAT, TIME_FORMAT = "yyyy/MM/dd", "HH"
+_DATE_PARTS = re.compile(r"^(yyyy|MM|dd)([/-])(yyyy|MM|dd)\2(yyyy|MM|dd)$")
+_TIME_PARTS = re.compile(r"^HH([/-]mm)?$")
+_SPECIFIERS = {"yyyy", "MM", "M", "dd", "d", "HH", "H", "mm", "m", "ss", "s"}
+_TOKEN = re.compile(r"\{([^{}]*)\}")
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """`parts`: literal texts and datetime specifiers, in order: ("text", "logs/") or
+    ("datetime", "yyyy/MM/dd")."""
+
+    text: str
+    parts: tuple[tuple[str, str], ...]
+
+    def spark_format(self) -> str:
+        """The whole path as one Spark datetime pattern (literal text quoted)."""
+        out = []
+        for kind, value in self.parts:
+            if kind == "datetime":
+                out.append(value)
+            elif value:
+                out.append("'" + value.replace("'", "''") + "'")
+        return "".join(out)
+
+    def python_format(self) -> str:
+        """The same as a strftime format (tests and tools that list the folders)."""
+        codes = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ss": "%S"}
+        out = []
+        for kind, value in self.parts:
+            if kind == "datetime":
+                out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss", lambda m: codes[m.group(0)], value))
+            else:
+                out.append(value.replace("%", "%%"))
+        return "".join(out)
+
+
+def parse_path_pattern(text: str, date_format: str | None = None,
+                       time_format: str | None = None, what: str = "the path pattern"
+                       ) -> PathPattern:
+    """`text` with ASA's tokens; a bad token or format is a ConfigurationError naming it."""
+    date = _date_format(date_format or DATE_FORMAT, what)
+    time = _time_format(time_format or TIME_FORMAT, what)
+    parts: list[tuple[str, str]] = []
+    at = 0
+    for token in _TOKEN.finditer(text):
+        parts.append(("text", text[at:token.start()]))
+        name = token.group(1)
+        if name.lower() == "date":
+            parts.append(("datetime", date))
+        elif name.lower() == "time":
+            parts.append(("datetime", time))
+        elif name.lower().startswith("datetime:"):
+            specifier = name.split(":", 1)[1]
+            if specifier not in _SPECIFIERS:
+                raise ConfigurationError(
+                    f"{what} {text!r}: {{datetime:{specifier}}} is not one of ASA's specifiers "
+                    f"({', '.join(sorted(_SPECIFIERS))})")
+            parts.append(("datetime", specifier))
+        else:
+            raise ConfigurationError(
+                f"{what} {text!r}: {{{name}}} partitions the files by a column, which asaql "
+                "does not do yet; {date}, {time} and {datetime:…} are supported")
+        at = token.end()
+    parts.append(("text", text[at:]))
+    literal = "".join(v for k, v in parts if k == "text")
+    if "{" in literal or "}" in literal:
+        raise ConfigurationError(f"{what} {text!r}: a brace outside a token")
+    if ".." in text.replace("\\", "/").split("/") or text.startswith(("/", "\\")):
+        raise ConfigurationError(f"{what} {text!r}: its folders must stay inside the output's "
+                                 "folder")
+    return PathPattern(text, tuple((k, v) for k, v in parts if k == "datetime" or v))
+
+
+def _date_format(text: str, what: str) -> str:
+    normal = text.replace("YYYY", "yyyy").replace("DD", "dd")
+    found = _DATE_PARTS.match(normal)
+    if found is None or sorted(found.group(1, 3, 4)) != ["MM", "dd", "yyyy"]:
+        raise ConfigurationError(f"{what}'s date format {text!r} is not one of ASA's "
+                                 "(yyyy/MM/dd, MM/dd/yyyy, dd/MM/yyyy, or with '-')")
+    return normal
+
+
+def _time_format(text: str, what: str) -> str:
+    if not _TIME_PARTS.match(text):
+        raise ConfigurationError(f"{what}'s time format {text!r} is not one of ASA's (HH, "
+                                 "HH/mm, HH-mm)")
+    return text
