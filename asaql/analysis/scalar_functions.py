@@ -71,7 +71,8 @@ _DATEPART_HELP = ("year (yy, yyyy), quarter (qq, q), month (mm, m), dayofyear (d
 METADATA_PROPERTIES = {
     "eventenqueuedutctime": "EventEnqueuedUtcTime", "partitionid": "PartitionId",
     "eventprocessedutctime": "EventProcessedUtcTime", "offset": "Offset",
-    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey", "eventid": "EventId"}
+    "sequencenumber": "SequenceNumber", "partitionkey": "PartitionKey", "eventid": "EventId",
+    "blobname": "BlobName", "bloblastmodifiedutctime": "BlobLastModifiedUtcTime"}
 
 # Functions whose first argument is a name, not a value: a date part, or the input alias of
 # GetMetadataPropertyValue. The parser makes it an ast.NameArgument, never a column.

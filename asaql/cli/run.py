@@ -11,7 +11,8 @@ import click
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                start_position)
-from asaql.outputs.path_pattern import parse_path_pattern
+from asaql.inputs.path_pattern import parse_path_pattern
+from asaql.inputs.files import patterned
 from asaql.run.locations import local_path
 from asaql.run.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
@@ -56,6 +57,11 @@ Example:
 @click.option("--output-format", "output_formats", multiple=True, metavar="ALIAS=FORMAT",
               help="A folder output's part files: json (JSON lines, the default), csv (a "
                    "header in each part) or parquet.")
+@click.option("--input-path-pattern", "input_patterns", multiple=True, metavar="ALIAS=PATTERN",
+              help="An input folder standing for a Blob container: read the files in the "
+                   "folders its path pattern names ({date}, {time}, {datetime:…}, as for "
+                   "--output-path-pattern), their events arriving at the time the folder "
+                   "names (BlobLastModifiedUtcTime). A project's Blob inputs take theirs.")
 @click.option("--output-path-pattern", "path_patterns", multiple=True, metavar="ALIAS=PATTERN",
               help="A folder output's subfolders, by each row's System.Timestamp (UTC), as a "
                    "Blob output's path pattern: {date} (yyyy/MM/dd), {time} (HH), "
@@ -100,10 +106,11 @@ Example:
                    "numbers and full charts: one HTML file that needs no network.")
 @click.option("--verbose", is_flag=True,
               help="When Spark fails: show its Java and Python stack, not only the message.")
-def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_connector, outputs,
-        output_formats, path_patterns, partition_keys, late, ooo, early, action, job_config, metrics_path,
-        checkpoint, follow, master, remote, max_files_per_trigger, max_events_per_trigger, errors_path,
-        references, local, step, engine, functions_dir, ui, report_path,
+def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka_group,
+        kafka_connector, outputs, output_formats, path_patterns, partition_keys, late, ooo, early,
+        action, job_config, metrics_path, checkpoint, follow, master, remote,
+        max_files_per_trigger, max_events_per_trigger, errors_path, references, local, step,
+        engine, functions_dir, ui, report_path,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
@@ -143,8 +150,14 @@ def run(query, inputs, input_formats, kafka_config, start, kafka_group, kafka_co
         {alias: parse_path_pattern(text, what=f"--output-path-pattern {alias}")
          for alias, text in resolve_aliases(compiled.output_names, pairs(
              path_patterns, "--output-path-pattern", False), "output").items()})
+    given.input_path_patterns = {
+        alias: parse_path_pattern(text, what=f"--input-path-pattern {alias}")
+        for alias, text in input_paths(compiled, input_patterns,
+                                       option="--input-path-pattern").items()}
     if project is not None:
         given = bind_project(project, compiled, given, kafka_config, local)
+    given.inputs = {alias: patterned(path, given.input_path_patterns.get(alias))
+                    for alias, path in given.inputs.items()}
     not_topics = [a for a in given.partition_keys if not is_topic(given.outputs.get(a))]
     if not_topics:
         raise click.UsageError(f"--partition-key {not_topics[0]}: that output is not a topic")

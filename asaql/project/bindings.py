@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Mapping
 
 from asaql.outputs.formats import output_format
-from asaql.outputs.path_pattern import parse_path_pattern
+from asaql.inputs.path_pattern import parse_path_pattern
 from asaql.project import live
 from asaql.errors import ConfigurationError
 from asaql.project.files import ConfigFile, Project
@@ -49,6 +49,7 @@ class Bindings:
     output_formats: dict = field(default_factory=dict)
     partition_keys: dict = field(default_factory=dict)
     output_path_patterns: dict = field(default_factory=dict)  # alias → PathPattern
+    input_path_patterns: dict = field(default_factory=dict)  # alias → PathPattern
 
 
 def bind_project(project: Project, compiled, given: Bindings, kafka_config: str | None,
@@ -59,6 +60,9 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
     outputs = _known(project.outputs, compiled.output_names)
     bound = Bindings()
     for alias in compiled.input_names:
+        pattern = _path_pattern(inputs[alias], alias, "input") if alias in inputs else None
+        if pattern is not None:  # for a folder standing for the container
+            bound.input_path_patterns[alias] = pattern
         if alias in given.inputs:
             continue
         if alias in inputs:
@@ -85,7 +89,7 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
                 target = given.outputs[alias]
                 if isinstance(target, str) and output_format(target) is None and fmt != "json":
                     bound.output_formats[alias] = fmt
-                pattern = _path_pattern(config, alias)
+                pattern = _path_pattern(config, alias, "output")
                 if isinstance(target, str) and output_format(target) is None and pattern:
                     bound.output_path_patterns[alias] = pattern
             continue
@@ -213,7 +217,7 @@ def _output(project, config, alias, kafka_config, environ, bound: Bindings) -> N
     bound.outputs[alias] = str(folder / (f"{alias}.json" if array else alias))
     if fmt != "json":
         bound.output_formats[alias] = fmt
-    pattern = None if array else _path_pattern(config, alias)
+    pattern = None if array else _path_pattern(config, alias, "output")
     if pattern is not None:
         bound.output_path_patterns[alias] = pattern
 
@@ -222,8 +226,9 @@ _STORAGE_SECTIONS = ("BlobStorageProperties", "DataLakeStorageGen2Properties",
                      "AzureDataLakeStoreProperties")
 
 
-def _path_pattern(config: ConfigFile, alias: str):
-    """The output's PathPattern with its DateFormat and TimeFormat (None without one)."""
+def _path_pattern(config: ConfigFile, alias: str, what: str):
+    """The input's or output's PathPattern with its DateFormat and TimeFormat (None without
+    one)."""
     for section in _STORAGE_SECTIONS:
         text = config.get(section, "PathPattern")
         if isinstance(text, str) and text.strip():
@@ -232,7 +237,7 @@ def _path_pattern(config: ConfigFile, alias: str):
                                           config.get(section, "DateFormat"),
                                           config.get(section, "TimeFormat"))
             except ConfigurationError as error:
-                raise config.fail(f"{section}.PathPattern of output '{alias}':",
+                raise config.fail(f"{section}.PathPattern of {what} '{alias}':",
                                   error.message) from None
     return None
 

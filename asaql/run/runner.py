@@ -16,6 +16,7 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.formats import parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.run.locations import local_path
+from asaql.inputs.files import patterned
 from asaql.outputs.paths import (
     check_destinations, check_output_formats, check_path_patterns, output_destinations,
 )
@@ -49,7 +50,7 @@ class RunOptions:
     output_keys: dict[str, str] = field(default_factory=dict)  # topic output → key column
     max_events_per_trigger: int | None = None  # a topic read in micro-batches of at most N
     output_formats: dict[str, str] = field(default_factory=dict)  # folder output → json|csv|parquet
-    # folder output → its path pattern (asaql/outputs/path_pattern.py): subfolders by time
+    # folder output → its path pattern (asaql/inputs/path_pattern.py): subfolders by time
     output_path_patterns: dict = field(default_factory=dict)
     kafka_group: str | None = None  # commit each micro-batch's end offsets there (monitoring)
     kafka_connector: str = "python"  # "spark": Spark's own Kafka connector (its jar needed)
@@ -128,7 +129,8 @@ def localize_locations(options: RunOptions) -> None:
     def local(where, what: str):
         return where if not isinstance(where, str) else local_path(where, what)
 
-    options.inputs = {a: local(p, f"--input {a}") for a, p in options.inputs.items()}
+    options.inputs = {a: patterned(local(p, f"--input {a}"), getattr(p, "pattern", None))
+                      for a, p in options.inputs.items()}
     options.references = {a: local(p, f"--reference {a}") for a, p in options.references.items()}
     options.outputs = {a: local(p, f"--output {a}") for a, p in options.outputs.items()}
     options.errors_path = local(options.errors_path, "--errors")

@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 
 from asaql.inputs.formats import SUFFIXES, InputFormat, json_records, records
 from asaql.runtime import columns as C
+from asaql.spark.blob_paths import input_place
 from asaql.spark.control import CONTROL_FOLDER
 
 PROBLEM = "_asaql_problem"
@@ -84,7 +85,7 @@ def stream_lines(spark: SparkSession, path: str, control: str, fmt: InputFormat,
     p = Path(path).resolve()
     patterns = [escape(p.name)] if p.is_file() else [f"*{suffix}" for suffix in SUFFIXES[fmt.name]]
     names = "{" + ",".join([*patterns, "*.jsonl"]) + "}"
-    places = [escape(str(place)[1:]) for place in (p, Path(control).resolve())]
+    places = [input_place(p, path, escape), escape(str(Path(control).resolve())[1:])]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     # a stray .jsonl file in the input folder is not one of its records: only control files
     is_input = ~F.col("path").contains(f"/{CONTROL_FOLDER}/")

@@ -31,6 +31,7 @@ from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
+from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.present_keys import present_keys
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
@@ -51,8 +52,10 @@ def infer_payload_schema(spark: SparkSession, path: str,
         return with_metadata(_infer_from_texts(spark, topic_sample(path), str(path)))
     files = input_files(path)
     if not files:
-        raise ConfigurationError(f"input folder {path} has no input files to read (.jsonl, "
-                                 ".json, .csv, .parquet, .avro)")
+        pattern = getattr(path, "pattern", None)
+        where = f" in the folders of its path pattern {pattern.text!r}" if pattern else ""
+        raise ConfigurationError(f"input folder {path} has no input files to read{where} "
+                                 "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
@@ -201,7 +204,8 @@ def read_events(
                               listed=listed)
     fmt = _format_of(path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
-        lines = stream_lines(spark, path, control, fmt, max_files_per_trigger, _glob_escape)
+        lines = with_folder_times(stream_lines(spark, path, control, fmt,
+                                               max_files_per_trigger, _glob_escape), path)
         return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                               listed=listed)
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
@@ -210,9 +214,10 @@ def read_events(
     p = Path(path).resolve()
     names = f"{{{_glob_escape(p.name)},*.jsonl}}" if p.is_file() else "*.{jsonl,json}"
     # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
-    places = [_glob_escape(str(place)[1:]) for place in (p, Path(control).resolve())]
+    places = [input_place(p, path, _glob_escape),
+              _glob_escape(str(Path(control).resolve())[1:])]
     files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
-    lines = split_lines(files.select("value", "_metadata"))
+    lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                           listed=listed)
 
@@ -317,6 +322,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
         *present_keys(F.col("_asaql_text"), schema, listed),
+        *([F.col(BLOB_NAME)] if BLOB_NAME in lines.columns else []),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
     )

@@ -68,7 +68,7 @@ class LineSink:
         self.target = target
         self.fresh = fresh
         self.folder_format = folder_format  # a folder's part files: json, csv or parquet
-        # a folder's path pattern (asaql/outputs/path_pattern.py) as a Spark datetime pattern:
+        # a folder's path pattern (asaql/inputs/path_pattern.py) as a Spark datetime pattern:
         # each row's part file goes to the subfolder its System.Timestamp names
         self.path_format = path_format
         self.lock = PortableLock()

@@ -7,7 +7,9 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
   case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description;
                        [inputs] ALIAS = "kafka://HOST:PORT/TOPIC" (or an Event Hubs connection
                        string; ${VAR}s expanded) reads that input from a topic, with the client
-                       settings of kafka_config = "FILE" and the start position start = "…"
+                       settings of kafka_config = "FILE" and the start position start = "…";
+                       [input_path_patterns] ALIAS = "logs/{date}/{time}" reads that input's
+                       folder as a Blob container with that path pattern
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
   expected_error.txt   instead of outputs: the rendered error of a query that must not compile
 """
@@ -23,7 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from asaql.compiler.pipeline import compile_query
+from asaql.inputs.path_pattern import parse_path_pattern
 from asaql.errors import AsaqlError, ConfigurationError
+from asaql.inputs.files import patterned
 from asaql.kafka.endpoints import start_position
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax.query_text import read_query_file
@@ -108,7 +112,10 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
 
     compiled = compile_query(case.query, case.policy(), tuple(case.references))
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
-        inputs = {alias: _replayable(path, Path(tmp) / "inputs" / alias)
+        patterns = {alias.lower(): parse_path_pattern(text, what=f"{alias}'s path pattern")
+                    for alias, text in case.options.get("input_path_patterns", {}).items()}
+        inputs = {alias: patterned(_replayable(path, Path(tmp) / "inputs" / alias),
+                                   patterns.get(alias.lower()))
                   for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
         inputs.update(_topics(case, compiled.input_names))
         outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
@@ -155,6 +162,9 @@ def _replayable(path: Path, copy: Path) -> str:
     files by modification time, and a checkout gives them all about the same one."""
     if path.is_file():
         return str(path)
+    if any(item.is_dir() for item in path.iterdir()):  # a container's folders: their times
+        shutil.copytree(path, copy)
+        return str(copy)
     copy.mkdir(parents=True)
     for number, item in enumerate(sorted(p for p in path.iterdir() if p.is_file())):
         target = copy / item.name

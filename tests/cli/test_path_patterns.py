@@ -95,3 +95,26 @@ def test_a_path_pattern_on_a_file_output_is_one_line(tmp_path):
                  f"out={tmp_path / 'out'}", "--output-path-pattern", "out={booth}/{date}")
     assert "{booth} partitions the files by a column, which asaql does not do yet" \
         in result.output
+
+
+def test_an_input_path_pattern_reads_its_folders_in_any_format(spark, tmp_path):
+    container = tmp_path / "container"
+    (container / "2024-03-01" / "08").mkdir(parents=True)
+    (container / "2024-03-01" / "08" / "a.csv").write_text("id,v\n1,10\n2,20\n")
+    (container / "stray.csv").write_text("id,v\n9,9\n")
+    query = tmp_path / "q.sql"
+    query.write_text("SELECT id, System.Timestamp() AS ts, "
+                     "GetMetadataPropertyValue(input, 'BlobName') AS blob INTO out FROM input")
+    out = tmp_path / "out.jsonl"
+    pattern = "input={datetime:yyyy}-{datetime:MM}-{datetime:dd}/{time}"
+    result = run(str(query), "--input", f"input={container}", "--input-path-pattern", pattern,
+                 "--output", f"out={out}", "--errors", str(tmp_path / "errors.jsonl"))
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [
+        {"id": str(n), "ts": "2024-03-01T08:00:00.0000000Z", "blob": "2024-03-01/08/a.csv"}
+        for n in (1, 2)]
+    result = run(str(query), "--input", f"input={container}", "--input-path-pattern",
+                 "input=logs/{date}", "--output", f"out={out}")
+    assert result.exit_code != 0
+    assert "has no input files to read in the folders of its path pattern 'logs/{date}'" \
+        in result.output

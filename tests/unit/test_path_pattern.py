@@ -8,7 +8,7 @@ from datetime import datetime
 import pytest
 
 from asaql.errors import ConfigurationError
-from asaql.outputs.path_pattern import parse_path_pattern
+from asaql.inputs.path_pattern import parse_path_pattern
 
 AT = datetime(2024, 3, 1, 8, 5, 9)
 

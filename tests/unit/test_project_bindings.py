@@ -76,6 +76,13 @@ def test_a_blob_output_is_a_local_folder_in_its_serialization(event_hub_project)
     assert bound.output_path_patterns["Archive"].spark_format() == "yyyy/MM/dd'/'HH"
 
 
+def test_a_blob_inputs_path_pattern_reads_a_folder_given_for_its_container(tmp_path):
+    folder = write_project(tmp_path / "p", "SELECT * INTO out FROM Rows", inputs={
+        "Rows.json": stream_input("Rows", "Blob Storage")}, outputs={"out.json": output("out")})
+    bound = bind(folder, Bindings(inputs={"Rows": str(tmp_path)}))
+    assert bound.input_path_patterns["Rows"].text == "{date}/{time}"  # tests/asa_project.py's
+
+
 def test_a_blob_outputs_path_pattern_in_its_own_formats_or_its_error(tmp_path):
     folder = write_project(tmp_path / "p", "SELECT * INTO out FROM Rows", outputs={
         "out.json": output("out", PathPattern="logs/{date}", DateFormat="DD-MM-YYYY")})

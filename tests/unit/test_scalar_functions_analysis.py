@@ -116,7 +116,8 @@ def test_other_metadata_properties_are_errors_naming_the_carried_ones():
     assert error.message == (
         "GetMetadataPropertyValue(): asaql carries the metadata properties "
         "'EventEnqueuedUtcTime', 'PartitionId', 'EventProcessedUtcTime', 'Offset', "
-        "'SequenceNumber', 'PartitionKey', 'EventId' and '[User].[name]', not 'Publisher'")
+        "'SequenceNumber', 'PartitionKey', 'EventId', 'BlobName', 'BlobLastModifiedUtcTime' "
+        "and '[User].[name]', not 'Publisher'")
     assert (error.span.line, error.span.column) == (1, 39)
     for name in ("'[User].[]'", "'[IoTHub].[ConnectionDeviceId]'", "'[User].[a'",
                  "'EventHub.'", "'[EventHub].[Offset].[x]'"):

@@ -14,6 +14,7 @@ from asaql.plan import expressions as E
 from asaql.inputs.position import ELEMENT_BITS
 from asaql.runtime import columns as C
 from asaql.spark.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
+from asaql.spark.blob_paths import BLOB_NAME
 from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.lowering.variants import as_variant
 
@@ -81,6 +82,12 @@ def _metadata_property(args, call, scope) -> Column:
                                       "without GROUP BY so far", call.span)
     if prop in _METADATA_COLUMNS:
         return F.col(_METADATA_COLUMNS[prop])
+    if prop == "BlobLastModifiedUtcTime":  # a file's time (its folder's, with a pattern)
+        return F.when(~F.col(C.FILE).startswith(KAFKA_FILE_PREFIX), F.col(C.ARRIVAL))
+    if prop == "BlobName":  # its path from where the path pattern starts; else its name
+        own = F.url_decode(F.regexp_extract(F.col(C.FILE), "[^/]+$", 0))
+        blob = F.col(BLOB_NAME) if columns is not None and BLOB_NAME in columns else own
+        return F.when(~F.col(C.FILE).startswith(KAFKA_FILE_PREFIX), blob)
     if prop == "EventProcessedUtcTime":  # a topic's events carry it; a file's: this batch's
         return F.col(PROCESSED_FIELD) if columns is not None and PROCESSED_FIELD in columns \
             else F.current_timestamp()

@@ -1,5 +1,6 @@
-"""ASA's path pattern of a Blob / ADLS Gen2 output: the folders under the container where each
-row's file goes, from the row's System.Timestamp (UTC). Tokens: `{date}` and `{time}` in the
+"""ASA's path pattern of a Blob / ADLS Gen2 input or output: the folders under the container
+where an input's files are (their time, the events' arrival) or an output row's file goes (from
+the row's System.Timestamp, UTC). Tokens: `{date}` and `{time}` in the
 output's date and time formats (DateFormat `yyyy/MM/dd`, `MM/dd/yyyy`, `dd/MM/yyyy`,
 `yyyy-MM-dd`, …; TimeFormat `HH`, `HH/mm`, `HH-mm`), and `{datetime:<specifier>}` (one of
 yyyy, MM, M, dd, d, HH, H, mm, m, ss, s: ASA's custom DateTime path patterns); the rest is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from asaql.errors import ConfigurationError
 
@@ -18,6 +20,11 @@ _DATE_PARTS = re.compile(r"^(yyyy|MM|dd)([/-])(yyyy|MM|dd)\2(yyyy|MM|dd)$")
 _TIME_PARTS = re.compile(r"^HH([/-]mm)?$")
 _SPECIFIERS = {"yyyy", "MM", "M", "dd", "d", "HH", "H", "mm", "m", "ss", "s"}
 _TOKEN = re.compile(r"\{([^{}]*)\}")
+_DIGITS = {"yyyy": r"(\d{4})", "MM": r"(\d{2})", "dd": r"(\d{2})", "HH": r"(\d{2})",
+           "mm": r"(\d{2})", "ss": r"(\d{2})", "M": r"(\d{1,2})", "d": r"(\d{1,2})",
+           "H": r"(\d{1,2})", "m": r"(\d{1,2})", "s": r"(\d{1,2})"}
+_FIELD = {"yyyy": "yyyy", "MM": "MM", "M": "MM", "dd": "dd", "d": "dd", "HH": "HH", "H": "HH",
+          "mm": "mm", "m": "mm", "ss": "ss", "s": "ss"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +44,50 @@ class PathPattern:
             elif value:
                 out.append("'" + value.replace("'", "''") + "'")
         return "".join(out)
+
+    def regex(self) -> str:
+        """A regular expression (Python's and Java's syntax) that matches the folder path a
+        time gives; each datetime specifier one group of digits, in `specifiers()` order."""
+        out = []
+        for kind, value in self.parts:
+            if kind == "datetime":
+                out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]", lambda m: _DIGITS[m.group(0)],
+                                  value))
+            else:
+                out.append(re.escape(value))
+        return "".join(out)
+
+    def specifiers(self) -> list[str]:
+        """The datetime specifiers of the pattern in order, one per group of regex()."""
+        return [m.group(0) for kind, value in self.parts if kind == "datetime"
+                for m in re.finditer(r"yyyy|MM|dd|HH|mm|ss|[MdHms]", value)]
+
+    def glob(self) -> str:
+        """A glob (Hadoop's and Python's) of the folders: at least those regex() matches."""
+        out = []
+        for kind, value in self.parts:
+            if kind == "datetime":
+                out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]",
+                                  lambda m: "[0-9]" * len(m.group(0)) if len(m.group(0)) > 1
+                                  else "[0-9]*", value))
+            else:
+                out.append(re.sub(r"([*?\[\]{}\\,])", r"\\\1", value))
+        return "".join(out)
+
+    def time_of(self, folder: str):
+        """The UTC time a folder path (relative, '/' separated) stands for, or None when the
+        pattern does not match it; a field the pattern lacks is its lowest value."""
+        found = re.fullmatch(self.regex(), folder)
+        if found is None:
+            return None
+        values = {"yyyy": 1970, "MM": 1, "dd": 1, "HH": 0, "mm": 0, "ss": 0}
+        for specifier, text in zip(self.specifiers(), found.groups()):
+            values[_FIELD[specifier]] = int(text)
+        try:
+            return datetime(values["yyyy"], values["MM"], values["dd"], values["HH"],
+                            values["mm"], values["ss"], tzinfo=timezone.utc)
+        except ValueError:  # 2024/02/31
+            return None
 
     def python_format(self) -> str:
         """The same as a strftime format (tests and tools that list the folders)."""
