@@ -9,7 +9,9 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
                        string; ${VAR}s expanded) reads that input from a topic, with the client
                        settings of kafka_config = "FILE" and the start position start = "…";
                        [input_path_patterns] ALIAS = "logs/{date}/{time}" reads that input's
-                       folder as a Blob container with that path pattern
+                       folder as a Blob container with that path pattern;
+                       [output_path_patterns] ALIAS = "{date}/{time}" writes that output to a
+                       folder laid out so: each row read back with its subfolder as "@folder"
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
   expected_error.txt   instead of outputs: the rendered error of a query that must not compile
 """
@@ -118,8 +120,14 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
                                    patterns.get(alias.lower()))
                   for alias, path in _bind(compiled.input_names, case.inputs, "input").items()}
         inputs.update(_topics(case, compiled.input_names))
-        outputs = {name: os.path.join(tmp, f"{name}.jsonl") for name in compiled.output_names}
+        laid_out = {alias.lower(): parse_path_pattern(text, what=f"{alias}'s path pattern")
+                    for alias, text in case.options.get("output_path_patterns", {}).items()}
+        outputs = {name: os.path.join(tmp, name if name.lower() in laid_out else f"{name}.jsonl")
+                   for name in compiled.output_names}
         options = RunOptions(inputs=inputs, outputs=outputs,
+                             output_path_patterns={name: laid_out[name.lower()]
+                                                   for name in outputs
+                                                   if name.lower() in laid_out},
                              max_files_per_trigger=case.options.get("max_files_per_trigger"),
                              kafka_start=start_position(case.options.get("start", "earliest")),
                              errors_path=os.path.join(tmp, "errors.jsonl"),
@@ -130,7 +138,14 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
         if watch is not None:
             options.listeners = watch.listeners(compiled, options.errors_path)
         run(compiled, options, spark=spark)
-        return {name: read_rows(Path(path)) for name, path in outputs.items()}
+        return {name: _folder_rows(Path(path)) if name.lower() in laid_out
+                else read_rows(Path(path)) for name, path in outputs.items()}
+
+
+def _folder_rows(folder: Path) -> list[dict]:
+    """A laid-out folder output's rows, each with the subfolder its part file is in."""
+    return [{**row, "@folder": part.parent.relative_to(folder).as_posix()}
+            for part in sorted(folder.rglob("part-*")) for row in read_rows(part)]
 
 
 def case_functions(folder: Path) -> dict:
