@@ -118,6 +118,18 @@ def test_follow_closes_windows_of_an_idle_input_by_its_arrival_clock(spark, tmp_
     assert "asaql: 2 input events, 1 output events" in result.stderr
 
 
+def restarted(spark, before: set, run, seconds: float = 120) -> None:
+    """Until the run's queries are new runs (none of `before`'s run ids) and active."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert run.poll() is None, run.said()
+        now = {q.runId for q in spark.streams.active}
+        if now and not now & before:
+            return
+        time.sleep(0.2)
+    raise AssertionError("the queries did not restart after the reference file changed")
+
+
 def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(spark, tmp_path):
     """Reference data is refreshed when its file changes: events after the change join the new
     rows; nothing written before is written again."""
@@ -131,8 +143,9 @@ def test_follow_uses_a_changed_reference_file_from_the_next_micro_batch(spark, t
     with following_in_session(spark, tmp_path, query, "--reference",
                               f"Names={names}") as (run, out, stop):
         assert wait_for_rows(out, 2, run) == [{"id": 1, "name": "one"}, {"id": 2, "name": "two"}]
+        before = {q.runId for q in spark.streams.active}
         names.write_text('{"id": 3, "name": "three"}\n')
-        time.sleep(3)  # the change is seen within a poll; the queries restart
+        restarted(spark, before, run)  # the change is seen within a poll; the queries restart
         arrive(inbox / "b.jsonl", EVENT.format(id=3) + EVENT.format(id=1))
         rows = wait_for_rows(out, 4, run)
         assert sorted(rows[2:], key=lambda r: r["id"]) == [{"id": 1, "name": None},
