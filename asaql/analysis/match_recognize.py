@@ -65,6 +65,8 @@ def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, o
             return dataclasses.replace(node, args=tuple(
                 binder.bind(a) if isinstance(a, (ast.Literal, ast.NameArgument)) else matched(a)
                 for a in node.args))
+        if isinstance(node, ast.Cast) and _reads_aggregates(node):  # CAST(Avg(A.v) AS bigint)
+            return dataclasses.replace(node, operand=matched(node.operand))
         if not _scalar_outside_aggregates(node) or isinstance(node, (ast.ColumnRef,
                                                                       ast.FunctionCall)):
             translated = _Translator(names, value, None).convert(node)
@@ -172,7 +174,7 @@ class _Translator:
     def field(self, parts, span) -> int:
         return self.value(ast.ColumnRef(parts=parts, span=span))
 
-    def _row_function(self, call: ast.FunctionCall):
+    def _row_function(self, call):
         """A scalar function of one row's fields (all of the current row, or all of one
         variable's rows) → (the variable or None, the call over the row's own fields); None
         when it reads an aggregate, Classifier() or the fields of two rows."""
@@ -218,18 +220,20 @@ class _Translator:
                                                      (operand,))
         if isinstance(node, ast.IsNull):
             return Op("notnull" if node.negated else "isnull", (self.convert(node.operand),))
+        if isinstance(node, _SCALAR_NODES):  # CAST, CASE, LIKE, BETWEEN, IN of a row's fields
+            return self._scalar(node)
         raise UnsupportedFeatureError(
             "inside MATCH_RECOGNIZE, only fields, literals, arithmetic, comparisons, AND/OR/NOT, "
             "IS NULL, the aggregates and Classifier() are supported yet", node.span)
 
-    def _scalar(self, call: ast.FunctionCall):
+    def _scalar(self, call):
         """A scalar function inside the clause, of one row's fields: in DEFINE, of the current
         row (or, naming another variable, of the last row mapped to it); in MEASURES, only
         inside an aggregate (`Max(ABS(A.delta))`)."""
         found = self._row_function(call)
         if found is None:
             raise UnsupportedFeatureError(
-                f"{call.name.name}() inside MATCH_RECOGNIZE reads the fields of one row (the "
+                f"{_what(call)} inside MATCH_RECOGNIZE reads the fields of one row (the "
                 "current row, or one variable's); a function of aggregates, of Classifier() or "
                 "of two rows' fields is not supported yet", call.span)
         variable, row_call = found
@@ -276,8 +280,8 @@ class _Translator:
                 raise InvalidQueryError(f"{call.name.name}(*) is not an aggregate", call.span)
             return Aggregate("count", None, None)
         argument = call.args[0] if len(call.args) == 1 else None
-        if isinstance(argument, ast.FunctionCall) and argument.over is None and \
-                argument.name.key not in AGGREGATES and argument.name.key != "classifier":
+        if isinstance(argument, _SCALAR_NODES) or isinstance(argument, ast.FunctionCall) \
+                and argument.over is None and _is_scalar(argument):
             found = self._row_function(argument)  # an aggregate of a function of each row
             if found is not None:
                 return Aggregate(name, found[0], self.value(found[1]))
@@ -354,9 +358,22 @@ def _reads_aggregates(node) -> bool:
 
 
 def _scalar_outside_aggregates(node) -> bool:
-    """Whether a scalar function call lies in `node` outside every aggregate."""
+    """Whether a scalar function call (or CAST, CASE, …) lies in `node` outside every
+    aggregate."""
     if isinstance(node, ast.FunctionCall):
         return _is_scalar(node)
+    if isinstance(node, _SCALAR_NODES):
+        return True
     return isinstance(node, ast.Node) and any(
         _scalar_outside_aggregates(item) for name in child_names(type(node))
         for item in (lambda v: v if isinstance(v, tuple) else (v,))(getattr(node, name)))
+
+
+_SCALAR_NODES = (ast.Cast, ast.Case, ast.Like, ast.Between, ast.InList)
+
+
+def _what(node) -> str:
+    if isinstance(node, ast.FunctionCall):
+        return f"{node.name.name}()"
+    return {ast.Cast: "CAST", ast.Case: "CASE", ast.Like: "LIKE", ast.Between: "BETWEEN",
+            ast.InList: "IN"}[type(node)]

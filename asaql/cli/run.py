@@ -151,7 +151,7 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
          for alias, text in resolve_aliases(compiled.output_names, pairs(
              path_patterns, "--output-path-pattern", False), "output").items()})
     given.input_path_patterns = {
-        alias: parse_path_pattern(text, what=f"--input-path-pattern {alias}")
+        alias: parse_path_pattern(text, what=f"--input-path-pattern {alias}", for_input=True)
         for alias, text in input_paths(compiled, input_patterns,
                                        option="--input-path-pattern").items()}
     if project is not None:

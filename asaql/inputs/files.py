@@ -29,9 +29,10 @@ class PatternedFolder(str):
 
 
 def patterned(path, pattern: PathPattern | None):
-    """`path` with its pattern (a folder's), or as it is."""
-    return PatternedFolder(path, pattern) if pattern is not None and isinstance(path, str) \
-        else path
+    """`path` with its pattern when it is a folder (a file is read as it is)."""
+    if pattern is None or not isinstance(path, str) or not Path(path).is_dir():
+        return path
+    return PatternedFolder(path, pattern)
 
 
 def input_files(path: str) -> list[Path]:

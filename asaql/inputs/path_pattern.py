@@ -40,7 +40,8 @@ class PathPattern:
         out = []
         for kind, value in self.parts:
             if kind == "datetime":
-                out.append(value)
+                # two specifiers side by side would read as one ({datetime:M}{datetime:MM})
+                out.append(("''" if out and not out[-1].endswith("'") else "") + value)
             elif value:
                 out.append("'" + value.replace("'", "''") + "'")
         return "".join(out)
@@ -53,6 +54,8 @@ class PathPattern:
             if kind == "datetime":
                 out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]", lambda m: _DIGITS[m.group(0)],
                                   value))
+            elif kind == "any":
+                out.append(r"(?:[^/]+)")
             else:
                 out.append(re.escape(value))
         return "".join(out)
@@ -70,6 +73,8 @@ class PathPattern:
                 out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]",
                                   lambda m: "[0-9]" * len(m.group(0)) if len(m.group(0)) > 1
                                   else "[0-9]*", value))
+            elif kind == "any":
+                out.append("*")
             else:
                 out.append(re.sub(r"([*?\[\]{}\\,])", r"\\\1", value))
         return "".join(out)
@@ -102,9 +107,14 @@ class PathPattern:
 
 
 def parse_path_pattern(text: str, date_format: str | None = None,
-                       time_format: str | None = None, what: str = "the path pattern"
-                       ) -> PathPattern:
-    """`text` with ASA's tokens; a bad token or format is a ConfigurationError naming it."""
+                       time_format: str | None = None, what: str = "the path pattern",
+                       for_input: bool = False) -> PathPattern:
+    """`text` with ASA's tokens; a bad token or format is a ConfigurationError naming it.
+    `for_input`: an input's pattern, where `{partition}` is any one folder (ASA's input
+    partitions)."""
+    text = text.strip().strip("/")
+    if not text:
+        raise ConfigurationError(f"{what} is empty")
     date = _date_format(date_format or DATE_FORMAT, what)
     time = _time_format(time_format or TIME_FORMAT, what)
     parts: list[tuple[str, str]] = []
@@ -116,6 +126,8 @@ def parse_path_pattern(text: str, date_format: str | None = None,
             parts.append(("datetime", date))
         elif name.lower() == "time":
             parts.append(("datetime", time))
+        elif name.lower() == "partition" and for_input:
+            parts.append(("any", ""))
         elif name.lower().startswith("datetime:"):
             specifier = name.split(":", 1)[1]
             if specifier not in _SPECIFIERS:
@@ -135,7 +147,7 @@ def parse_path_pattern(text: str, date_format: str | None = None,
     if ".." in text.replace("\\", "/").split("/") or text.startswith(("/", "\\")):
         raise ConfigurationError(f"{what} {text!r}: its folders must stay inside the output's "
                                  "folder")
-    return PathPattern(text, tuple((k, v) for k, v in parts if k == "datetime" or v))
+    return PathPattern(text, tuple((k, v) for k, v in parts if k != "text" or v))
 
 
 def _date_format(text: str, what: str) -> str:

@@ -60,9 +60,6 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
     outputs = _known(project.outputs, compiled.output_names)
     bound = Bindings()
     for alias in compiled.input_names:
-        pattern = _path_pattern(inputs[alias], alias, "input") if alias in inputs else None
-        if pattern is not None:  # for a folder standing for the container
-            bound.input_path_patterns[alias] = pattern
         if alias in given.inputs:
             continue
         if alias in inputs:
@@ -94,8 +91,15 @@ def bind_project(project: Project, compiled, given: Bindings, kafka_config: str 
                     bound.output_path_patterns[alias] = pattern
             continue
         _output(project, config, alias, kafka_config, environ, bound)
-    return Bindings(*(  # the command line wins
+    merged = Bindings(*(  # the command line wins
         {**mine, **theirs} for mine, theirs in zip(vars(bound).values(), vars(given).values())))
+    for alias, path in merged.inputs.items():  # a folder standing for a Blob container
+        if alias in inputs and alias not in merged.input_path_patterns \
+                and isinstance(path, str) and Path(path).is_dir():
+            pattern = _path_pattern(inputs[alias], alias, "input")
+            if pattern is not None:
+                merged.input_path_patterns[alias] = pattern
+    return merged
 
 
 def _known(files: dict[str, ConfigFile], names: tuple) -> dict[str, ConfigFile]:
@@ -233,9 +237,9 @@ def _path_pattern(config: ConfigFile, alias: str, what: str):
         text = config.get(section, "PathPattern")
         if isinstance(text, str) and text.strip():
             try:
-                return parse_path_pattern(text.strip().strip("/"),
-                                          config.get(section, "DateFormat"),
-                                          config.get(section, "TimeFormat"))
+                return parse_path_pattern(text, config.get(section, "DateFormat"),
+                                          config.get(section, "TimeFormat"),
+                                          for_input=what == "input")
             except ConfigurationError as error:
                 raise config.fail(f"{section}.PathPattern of {what} '{alias}':",
                                   error.message) from None

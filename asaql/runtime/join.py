@@ -49,8 +49,8 @@ class JoinSpec:
     partner_columns: tuple[str, ...]  # per right side: the column of its partners' JSON
     # per right side: the left event's column of ON key text for it (a right event's: JOIN_KEY)
     left_keys: tuple[str, ...] = (C.JOIN_KEY,)
-    # JOIN after JOIN: how far below its left event a row may be (each further unmatched side
-    # adds its own upper bound to the row's time, and that may be negative)
+    # how far below its left event a row may be: each unmatched LEFT side adds its own upper
+    # bound to the row's time, and that may be negative
     slack_us: int = 0
     # Per side: whether it is a stage (no policy; its watermark is the one its producer wrote)
     upstream: tuple[bool, ...] = (False, False)

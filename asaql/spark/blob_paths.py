@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
+from asaql.spark.control import CONTROL_FOLDER
 
 # the blob's name in its container: the file's path from where the pattern starts (a hidden
 # column of a patterned input's events; GetMetadataPropertyValue(input, 'BlobName'))
@@ -35,20 +36,25 @@ def with_folder_times(lines: DataFrame, path) -> DataFrame:
     pattern = getattr(path, "pattern", None)
     if pattern is None:
         return lines
-    name = F.regexp_extract(F.col(C.FILE), "(" + pattern.regex() + r"/[^/]+)$", 1)
-    return lines.withColumn("_asaql_mtime", F.coalesce(
-        folder_time(F.col(C.FILE), pattern), F.col("_asaql_mtime"))) \
-        .withColumn(BLOB_NAME, F.url_decode(name))
+    path = F.url_decode(F.col(C.FILE))
+    name = F.regexp_extract(path, "(" + pattern.regex() + r"/[^/]+)$", 1)
+    time = folder_time(path, pattern)
+    # Spark's glob may be looser than the pattern (a month 13): such a file is not the input's,
+    # as input_files() says; a control file is the run's own
+    return lines.where(time.isNotNull() | F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/")) \
+        .withColumn("_asaql_mtime", F.coalesce(time, F.col("_asaql_mtime"))) \
+        .withColumn(BLOB_NAME, F.when(name != "", name))
 
 
 def folder_time(file: Column, pattern) -> Column:
-    """The UTC time a file's folder names (NULL when the pattern does not match it)."""
+    """The UTC time a file's folder names (NULL when the pattern does not match it, or names no
+    real date); `file` decoded (a URI escapes spaces)."""
     regex = pattern.regex() + r"/[^/]+$"
     values = {"year": F.lit(1970), "month": F.lit(1), "day": F.lit(1), "hour": F.lit(0),
               "minute": F.lit(0), "second": F.lit(0)}
     for number, specifier in enumerate(pattern.specifiers(), start=1):
         values[_FIELDS[specifier]] = F.regexp_extract(file, regex, number).cast("int")
     matched = F.regexp_extract(file, regex, 0) != ""
-    return F.when(matched, F.make_timestamp(
+    return F.when(matched, F.try_make_timestamp(
         values["year"], values["month"], values["day"], values["hour"], values["minute"],
         values["second"], F.lit("UTC")))

@@ -108,7 +108,9 @@ def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame
         key = F.to_json(F.array(*[lower_expr(e, scope).cast("string") for e in source.substream]))
     else:
         key = F.col(C.PARTITION).cast("string")
-    payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns if c not in C.INTERNAL]))
+    # the record as read: not the hidden columns the reader adds (present_keys, blob_paths)
+    payload = F.to_json(F.struct(*[F.col(f"`{c}`") for c in events.columns
+                                   if c not in C.INTERNAL and not c.startswith("asaql__")]))
     return events.select(
         *[F.col(f"`{c}`") for c in events.columns if c not in (C.ERROR, C.RAW)],
         F.coalesce(F.col(C.ERROR), problem).alias(C.ERROR),

@@ -114,7 +114,8 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
 
     compiled = compile_query(case.query, case.policy(), tuple(case.references))
     with tempfile.TemporaryDirectory(prefix="asaql-golden-") as tmp:
-        patterns = {alias.lower(): parse_path_pattern(text, what=f"{alias}'s path pattern")
+        patterns = {alias.lower(): parse_path_pattern(text, what=f"{alias}'s path pattern",
+                                                      for_input=True)
                     for alias, text in case.options.get("input_path_patterns", {}).items()}
         inputs = {alias: patterned(_replayable(path, Path(tmp) / "inputs" / alias),
                                    patterns.get(alias.lower()))

@@ -3,7 +3,7 @@ the errors that name what is wrong."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 
 import pytest
 
@@ -41,3 +41,20 @@ def test_a_bad_pattern_says_what_is_wrong(text, date, time, message):
     with pytest.raises(ConfigurationError) as info:
         parse_path_pattern(text, date, time)
     assert message in str(info.value)
+
+
+def test_an_input_pattern_reads_partition_folders_and_the_time_its_folders_name():
+    pattern = parse_path_pattern("/cluster1/logs/{date}/{time}/{partition}/", for_input=True)
+    assert pattern.glob() == "cluster1/logs/[0-9][0-9][0-9][0-9]/[0-9][0-9]/[0-9][0-9]/[0-9][0-9]/*"
+    assert pattern.time_of("cluster1/logs/2024/03/01/08/7") == datetime(2024, 3, 1, 8,
+                                                                        tzinfo=timezone.utc)
+    assert pattern.time_of("cluster1/logs/2024/13/01/08/7") is None  # no such month
+    assert pattern.time_of("cluster1/logs/2024/03/01/08") is None  # no partition folder
+    with pytest.raises(ConfigurationError):
+        parse_path_pattern("{date}/{partition}")  # an output's {partition} is a column
+
+
+def test_an_empty_pattern_is_an_error_and_specifiers_side_by_side_stay_apart():
+    with pytest.raises(ConfigurationError, match="is empty"):
+        parse_path_pattern(" / ")
+    assert parse_path_pattern("{datetime:M}{datetime:dd}").spark_format() == "M''dd"

@@ -225,8 +225,9 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
             for f in kind.fields])) if isinstance(kind, T.StructType) else None
         present = _present_keys(apply.argument, scope)
         if elements is not None and present is not None:  # only the properties it has
+            keys = F.transform(present, lambda key: F.lower(key))  # ASA's names ignore case
             elements = F.filter(elements, lambda e: F.coalesce(
-                F.array_contains(present, e.getField(name)), F.lit(True)))
+                F.array_contains(keys, F.lower(e.getField(name))), F.lit(True)))
     scope.alias_schemas[apply.alias] = element  # its fields' types, known inside the lambdas
     empty = F.array().cast(T.ArrayType(element))
     return (empty if elements is None else F.coalesce(elements, empty)), element

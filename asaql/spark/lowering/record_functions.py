@@ -86,7 +86,8 @@ def _metadata_property(args, call, scope) -> Column:
         return F.when(~F.col(C.FILE).startswith(KAFKA_FILE_PREFIX), F.col(C.ARRIVAL))
     if prop == "BlobName":  # its path from where the path pattern starts; else its name
         own = F.url_decode(F.regexp_extract(F.col(C.FILE), "[^/]+$", 0))
-        blob = F.col(BLOB_NAME) if columns is not None and BLOB_NAME in columns else own
+        blob = F.coalesce(F.col(BLOB_NAME), own) if columns is not None \
+            and BLOB_NAME in columns else own
         return F.when(~F.col(C.FILE).startswith(KAFKA_FILE_PREFIX), blob)
     if prop == "EventProcessedUtcTime":  # a topic's events carry it; a file's: this batch's
         return F.col(PROCESSED_FIELD) if columns is not None and PROCESSED_FIELD in columns \

@@ -133,7 +133,7 @@ def join_stream(spark: SparkSession, group: JoinGroup, paths: tuple, schemas: tu
                     event_columns=event_columns, output_columns=tuple(out_schema.fieldNames()),
                     partner_columns=partner_columns,
                     left_keys=tuple(key_column(k) for k in range(1, count)),
-                    slack_us=sum(max(0, -join.upper_us) for join in joins[1:]),
+                    slack_us=sum(max(0, -join.upper_us) for join in joins),
                     upstream=tuple(isinstance(source, ReadStage) for source in sources),
                     counted=counted or (True,) * count)
     stepped = apply_step(step_input, JoinStep(spec), out_schema)

@@ -19,3 +19,22 @@ MATCH_RECOGNIZE (
         Toyota AS UPPER(Toyota.make) = 'TOYOTA',
         Lexus AS LOWER(make) = 'lexus' AND LEN(Lexus.LicensePlate) >= LEN(Toyota.LicensePlate)
 ) AS T
+
+-- CAST, LIKE, BETWEEN and IN inside the clause: of a row's fields in DEFINE, over the
+-- aggregates in MEASURES.
+SELECT *
+INTO casts
+FROM input TIMESTAMP BY time
+MATCH_RECOGNIZE (
+    LIMIT DURATION (minute, 1)
+    PARTITION BY tollBoothId
+    MEASURES
+        CAST(Count(*) AS float) AS cars,
+        CAST(Max(LEN(LicensePlate)) AS bigint) AS longest
+    AFTER MATCH SKIP TO NEXT ROW
+    PATTERN (Toyota+ Lexus+)
+    DEFINE
+        Toyota AS CAST(Toyota.tollBoothId AS bigint) BETWEEN 1 AND 9
+            AND UPPER(Toyota.make) LIKE 'TOY%',
+        Lexus AS Lexus.make IN ('Lexus', 'LEXUS')
+) AS C
