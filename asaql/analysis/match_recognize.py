@@ -12,7 +12,7 @@ import dataclasses
 
 from asaql.analysis.binder import Binder
 from asaql.core.fields import child_names
-from asaql.analysis.bound import AggregateRef, GroupRef, map_children
+from asaql.analysis.bound import AggregateRef, GroupRef, map_children, walk
 from asaql.analysis.statements import (
     DEFAULT_OUTPUT, Aggregation, BoundStatement, OutputColumn, is_partitioned,
 )
@@ -31,9 +31,6 @@ def bind_match_statement(s: ast.SelectStatement, binder: Binder, timestamp_by, o
     match = source.match_recognize
     names = _pattern_names(match.pattern)
     fields: dict[object, tuple[int, object]] = {}
-
-    def field(parts: tuple[ast.Identifier, ...], span) -> int:
-        return value(ast.ColumnRef(parts=parts, span=span))
 
     def value(row_expression) -> int:
         """The index of a value of one row the matcher reads: a field, or a scalar function
@@ -179,7 +176,7 @@ class _Translator:
         variable's rows) → (the variable or None, the call over the row's own fields); None
         when it reads an aggregate, Classifier() or the fields of two rows."""
         variables, stripped = set(), {}
-        for node in _ast_nodes(call):
+        for node in walk(call):
             if isinstance(node, ast.FunctionCall) and node is not call and \
                     (node.name.key in AGGREGATES or node.name.key == "classifier"):
                 return None
@@ -323,30 +320,10 @@ def _type_of(node) -> str:
     return "string"
 
 
-def _ast_nodes(node):
-    """`node` and every syntax node below it."""
-    if isinstance(node, ast.Node):
-        yield node
-        for name in child_names(type(node)):
-            value = getattr(node, name)
-            for item in value if isinstance(value, tuple) else (value,):
-                yield from _ast_nodes(item)
-
-
 def _replace_nodes(node, replacements: dict):
     """`node` with the nodes whose id is in `replacements` replaced."""
-    if id(node) in replacements:
-        return replacements[id(node)]
-    if not isinstance(node, ast.Node):
-        return node
-    changes = {}
-    for name in child_names(type(node)):
-        value = getattr(node, name)
-        new = tuple(_replace_nodes(v, replacements) for v in value) \
-            if isinstance(value, tuple) else _replace_nodes(value, replacements)
-        if new is not value and new != value:
-            changes[name] = new
-    return dataclasses.replace(node, **changes) if changes else node
+    return replacements.get(id(node)) or map_children(
+        node, lambda child: _replace_nodes(child, replacements))
 
 
 def _is_scalar(call: ast.FunctionCall) -> bool:
@@ -354,7 +331,7 @@ def _is_scalar(call: ast.FunctionCall) -> bool:
 
 
 def _reads_aggregates(node) -> bool:
-    return any(isinstance(n, ast.FunctionCall) and not _is_scalar(n) for n in _ast_nodes(node))
+    return any(isinstance(n, ast.FunctionCall) and not _is_scalar(n) for n in walk(node))
 
 
 def _scalar_outside_aggregates(node) -> bool:

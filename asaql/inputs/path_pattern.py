@@ -20,6 +20,7 @@ _DATE_PARTS = re.compile(r"^(yyyy|MM|dd)([/-])(yyyy|MM|dd)\2(yyyy|MM|dd)$")
 _TIME_PARTS = re.compile(r"^HH([/-]mm)?$")
 _SPECIFIERS = {"yyyy", "MM", "M", "dd", "d", "HH", "H", "mm", "m", "ss", "s"}
 _TOKEN = re.compile(r"\{([^{}]*)\}")
+_SPECIFIER = re.compile(r"yyyy|MM|dd|HH|mm|ss|[MdHms]")  # longest first: MM before M
 _DIGITS = {"yyyy": r"(\d{4})", "MM": r"(\d{2})", "dd": r"(\d{2})", "HH": r"(\d{2})",
            "mm": r"(\d{2})", "ss": r"(\d{2})", "M": r"(\d{1,2})", "d": r"(\d{1,2})",
            "H": r"(\d{1,2})", "m": r"(\d{1,2})", "s": r"(\d{1,2})"}
@@ -52,7 +53,7 @@ class PathPattern:
         out = []
         for kind, value in self.parts:
             if kind == "datetime":
-                out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]", lambda m: _DIGITS[m.group(0)],
+                out.append(_SPECIFIER.sub(lambda m: _DIGITS[m.group(0)],
                                   value))
             elif kind == "any":
                 out.append(r"(?:[^/]+)")
@@ -63,16 +64,15 @@ class PathPattern:
     def specifiers(self) -> list[str]:
         """The datetime specifiers of the pattern in order, one per group of regex()."""
         return [m.group(0) for kind, value in self.parts if kind == "datetime"
-                for m in re.finditer(r"yyyy|MM|dd|HH|mm|ss|[MdHms]", value)]
+                for m in _SPECIFIER.finditer(value)]
 
     def glob(self) -> str:
         """A glob (Hadoop's and Python's) of the folders: at least those regex() matches."""
         out = []
         for kind, value in self.parts:
             if kind == "datetime":
-                out.append(re.sub(r"yyyy|MM|dd|HH|mm|ss|[MdHms]",
-                                  lambda m: "[0-9]" * len(m.group(0)) if len(m.group(0)) > 1
-                                  else "[0-9]*", value))
+                out.append(_SPECIFIER.sub(lambda m: "[0-9]" * len(m.group(0))
+                                          if len(m.group(0)) > 1 else "[0-9]*", value))
             elif kind == "any":
                 out.append("*")
             else:

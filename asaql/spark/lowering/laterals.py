@@ -130,7 +130,7 @@ def _extend(combo: Column, lateral, scope: Scope, typing: Scope) -> Column:
         # joined so far and the partner; without a partner, theirs + the upper bound
         return F.transform(partners, lambda partner: combo.withField(
             lateral.alias, partner.getField("r")).withField(
-            _time_field(lateral.alias), F.timestamp_micros(partner.getField("t"))).withField(
+            _time_field(lateral.alias), partner.getField("t")).withField(
             C.JOIN_TIME, pair_time(combo.getField(C.JOIN_TIME), partner, lateral.upper_us)))
     return F.transform(partners, lambda partner: combo.withField(lateral.alias, partner))
 
@@ -144,7 +144,7 @@ def _partners(lateral, scope: Scope, typing: Scope) -> tuple[Column, T.DataType]
 
 
 def _time_field(alias: str) -> str:
-    """A combination's field holding a joined stream's event time."""
+    """A combination's field holding a joined stream's event time (µs; NULL unmatched)."""
     return f"{C.JOIN_TIME}_{alias}"
 
 
@@ -155,8 +155,8 @@ def _stream_partners(join: StreamJoin, scope: Scope) -> tuple[Column, T.DataType
     candidates_type = partners_type(schema)
     bounds = [(join.anchor, join.lower_us, join.upper_us)] if join.anchor is not None else []
     for alias, low, high in [*bounds, *join.other_bounds]:
-        related = F.unix_micros(F.col(C.SYSTEM_TIMESTAMP) if alias is None
-                                else scope.combo.getField(_time_field(alias)))
+        related = F.unix_micros(F.col(C.SYSTEM_TIMESTAMP)) if alias is None \
+            else scope.combo.getField(_time_field(alias))
         candidates = F.filter(candidates, _within(related, low, high))
     if join.residual is not None:
         candidates = F.filter(candidates, lambda partner: F.coalesce(lower_expr(
