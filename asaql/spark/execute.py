@@ -35,7 +35,7 @@ from asaql.spark.operators.relations import group_by_source, lower_group, lower_
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
 from asaql.spark.relay import ReportReader
-from asaql.spark.session import build_session
+from asaql.spark.session import WRITER_CONF, build_session
 from asaql.spark.shipping import ship_to_executors
 from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
 from asaql.spark.source_log import forget_unplanned_files
@@ -54,6 +54,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         options, checkpoint = _server_paths(options), server_path(checkpoint)
     else:
         ship_to_executors(spark)  # a session the caller built (Python API) on a cluster
+    spark.conf.set(*WRITER_CONF)  # a session the caller built lacks it (session.py)
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
     buckets = _buckets(spark, checkpoint)
     committed = last_committed_batch(checkpoint)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +19,7 @@ from asaql.spark.locks import PortableLock
 
 # committed(query index) → the last batch id Spark committed for it, -1 when none
 Committed = Callable[[int], int]
+_COPY_BLOCK = 4 << 20
 
 
 def last_committed_batch(checkpoint: str) -> Committed:
@@ -52,6 +54,19 @@ class JournaledFile:
 
     def append(self, text: str, query: int, batch_id: int) -> None:
         data = text.encode("utf-8")
+        self._append(lambda handle: handle.write(data), query, batch_id)
+
+    def append_files(self, parts: list[Path], query: int, batch_id: int) -> None:
+        """The bytes of `parts` (files Spark's executors wrote), in order, as one append:
+        copied in large blocks, never decoded."""
+        def copy(handle) -> None:
+            for part in parts:
+                with open(part, "rb") as source:
+                    shutil.copyfileobj(source, handle, _COPY_BLOCK)
+
+        self._append(copy, query, batch_id)
+
+    def _append(self, write, query: int, batch_id: int) -> None:
         with self.lock:
             if self.truncate_first:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -59,8 +74,10 @@ class JournaledFile:
                 self.truncate_first = False
             with open(self.path, "ab") as handle:
                 start = handle.tell()
-                handle.write(data)
-            entry = {"query": query, "batch": batch_id, "start": start, "end": start + len(data)}
+                write(handle)
+                handle.flush()
+                end = os.fstat(handle.fileno()).st_size
+            entry = {"query": query, "batch": batch_id, "start": start, "end": end}
             with open(self.journal, "a", encoding="utf-8") as handle:
                 handle.write(json.dumps(entry) + "\n")
 

@@ -14,6 +14,12 @@ from asaql.spark.failures import launch_reason, route_python_logs
 from asaql.spark.jvm_functions import session_settings
 from asaql.spark.shipping import ship_to_executors
 
+# A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
+# micro-batch gives no line, this rule replaces the plan by an empty relation and drops the
+# metrics observed on it, and reading the observation fails. execute.py sets it on the session a run uses.
+WRITER_CONF = ("spark.sql.adaptive.optimizer.excludedRules",
+               "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation")
+
 SESSION_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -89,9 +90,16 @@ class LineSink:
 
     @property
     def collects(self) -> bool:
-        """stdout and files (`.jsonl`, `.csv`, `.json`, `.parquet`) are written from the
-        driver; folders by Spark."""
-        return not isinstance(self.target, str) or self.file is not None
+        """stdout and the `.csv`, `.json` and `.parquet` files are written from the driver;
+        folders and `.jsonl` files by Spark's executors."""
+        return not isinstance(self.target, str) or \
+            (self.file is not None and not self.spark_file)
+
+    @property
+    def spark_file(self) -> bool:
+        """A `.jsonl` file: its lines are written by Spark into part files, which the driver
+        appends in order (their bytes, never their rows)."""
+        return isinstance(self.file, JournaledFile)
 
     def describe(self, fields) -> None:
         """The columns of the output's rows (Spark fields), for the formats that need them."""
@@ -127,6 +135,31 @@ class LineSink:
                                    keep=rows > 0)
             else:
                 publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
+        return rows
+
+    def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
+                   batch_id: int, query: int = 0) -> dict[int, int]:
+        """A `.jsonl` file: the lines of `statements` (index, lines: one, or a UNION's) sorted
+        as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
+        whose part files are then appended in order as one journaled append (exactly once).
+        → rows per statement."""
+        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
+        arrays = [entries(index, lines) for index, lines in statements]
+        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
+                                          F.flatten(F.array(*arrays))).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*")
+        counted = selected.observe(observation, *[
+            F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
+            for index, _ in statements])
+        staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
+        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
+        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
+        counted.repartition(1).sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
+            .select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+        rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
+        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
+                               query, batch_id)
+        shutil.rmtree(staging, ignore_errors=True)
         return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
@@ -173,6 +206,31 @@ class StageSink:
         self.lock = PortableLock()
         self.pending: list[str] = []
         self.last_mtime_ns = 0
+
+    def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
+                   batch_id: int, query: int = 0) -> dict[int, int]:
+        """A `.jsonl` file: the lines of `statements` (index, lines: one, or a UNION's) sorted
+        as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
+        whose part files are then appended in order as one journaled append (exactly once).
+        → rows per statement."""
+        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
+        arrays = [entries(index, lines) for index, lines in statements]
+        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
+                                          F.flatten(F.array(*arrays))).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*")
+        counted = selected.observe(observation, *[
+            F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
+            for index, _ in statements])
+        staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
+        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
+        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
+        counted.repartition(1).sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
+            .select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+        rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
+        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
+                               query, batch_id)
+        shutil.rmtree(staging, ignore_errors=True)
+        return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         with self.lock:
@@ -252,16 +310,29 @@ class BatchWriter:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
         observed = batch.observe(observation, *_counters(self.stateful))
-        folders = [(lines, sink) for lines, sink in self.outputs if not sink.collects]
-        collected = len(folders) < len(self.outputs)
-        cached = len(folders) + collected > 1
+        # Spark's passes over the micro-batch: one per folder statement, one per `.jsonl`
+        # file (a UNION's statements together), one for what is collected
+        spark_written = [sink for _, sink in self.outputs if not sink.collects]
+        collected = len(spark_written) < len(self.outputs)
+        passes = len({id(sink) for sink in spark_written if sink.spark_file}) \
+            + sum(not sink.spark_file for sink in spark_written) + collected
+        cached = passes > 1
         if cached:
             observed = observed.persist()
         try:
             rows: dict[str, int] = {}  # output (or stage) name → its rows of this micro-batch
+            files: dict[int, tuple[LineSink, list]] = {}  # a `.jsonl` sink → its statements
             for statement, (lines, sink) in enumerate(self.outputs):
-                if not sink.collects:
-                    count = sink.write(observed, lines, batch_id, self.query, statement)
+                if sink.collects:
+                    continue
+                if sink.spark_file:
+                    files.setdefault(id(sink), (sink, []))[1].append((statement, lines))
+                    continue
+                count = sink.write(observed, lines, batch_id, self.query, statement)
+                rows[self._name(statement)] = rows.get(self._name(statement), 0) + count
+            for sink, statements in files.values():
+                for statement, count in sink.write_file(observed, statements, batch_id,
+                                                        self.query).items():
                     rows[self._name(statement)] = rows.get(self._name(statement), 0) + count
             written = sum(rows.values())
             # Without collected outputs, a second pass only for malformed records and rows a
