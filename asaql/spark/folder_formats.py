@@ -46,6 +46,15 @@ def write_part_files(lines: DataFrame, json_column: str, fmt: str,
             partition).parquet(staging)
 
 
+def write_csv_parts(lines: DataFrame, json_column: str, columns: list[str],
+                    staging: str) -> None:
+    """CSV part files without a header, `columns` in order, values as `write_part_files`
+    writes them: the rows of a `.csv` file output (its header is the driver's)."""
+    text = T.StructType([T.StructField(name, T.StringType()) for name in columns])
+    _rows(lines, json_column, text, {}, []).write.mode("overwrite") \
+        .options(**{**CSV_OPTIONS, "header": "false"}).csv(staging)
+
+
 def _writer(frame: DataFrame, partition: str | None):
     writer = frame.write.mode("overwrite")
     return writer.partitionBy(partition) if partition else writer

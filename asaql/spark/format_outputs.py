@@ -25,8 +25,15 @@ class CsvOutput:
 
     def append(self, text: str, query: int, batch_id: int) -> None:
         lines = [line for line in text.split("\n") if line]
-        empty = not self.path.exists() or os.path.getsize(self.path) == 0
-        self.file.append(csv_text(lines, self.columns, header=empty), query, batch_id)
+        self.file.append(csv_text(lines, self.columns, header=self._empty()), query, batch_id)
+
+    def append_files(self, parts: list[Path], query: int, batch_id: int) -> None:
+        """CSV part files Spark wrote without a header (sink.py, write_file)."""
+        head = csv_text([], self.columns, header=True).encode("utf-8") if self._empty() else b""
+        self.file.append_files(parts, query, batch_id, head)
+
+    def _empty(self) -> bool:
+        return not self.path.exists() or os.path.getsize(self.path) == 0
 
 
 class RebuiltOutput:

@@ -56,10 +56,12 @@ class JournaledFile:
         data = text.encode("utf-8")
         self._append(lambda handle: handle.write(data), query, batch_id)
 
-    def append_files(self, parts: list[Path], query: int, batch_id: int) -> None:
-        """The bytes of `parts` (files Spark's executors wrote), in order, as one append:
-        copied in large blocks, never decoded."""
+    def append_files(self, parts: list[Path], query: int, batch_id: int,
+                     head: bytes = b"") -> None:
+        """`head`, then the bytes of `parts` (files Spark's executors wrote), in order, as one
+        append: copied in large blocks, never decoded."""
         def copy(handle) -> None:
+            handle.write(head)
             for part in parts:
                 with open(part, "rb") as source:
                     shutil.copyfileobj(source, handle, _COPY_BLOCK)

@@ -16,8 +16,8 @@ from pyspark.sql import functions as F
 
 from asaql.outputs.formats import output_format
 from asaql.runtime import columns as C
-from asaql.spark.folder_formats import SUFFIXES, write_part_files
-from asaql.spark.format_outputs import file_output
+from asaql.spark.folder_formats import SUFFIXES, write_csv_parts, write_part_files
+from asaql.spark.format_outputs import CsvOutput, file_output
 from asaql.spark.io import record_address
 from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
@@ -97,9 +97,10 @@ class LineSink:
 
     @property
     def spark_file(self) -> bool:
-        """A `.jsonl` file: its lines are written by Spark into part files, which the driver
-        appends in order (their bytes, never their rows)."""
-        return isinstance(self.file, JournaledFile)
+        """A `.jsonl` or `.csv` file: its rows are written by Spark into part files, which the
+        driver appends in order (their bytes, never their rows)."""
+        return isinstance(self.file, JournaledFile) or \
+            (isinstance(self.file, CsvOutput) and self.file.columns is not None)
 
     def describe(self, fields) -> None:
         """The columns of the output's rows (Spark fields), for the formats that need them."""
@@ -151,11 +152,16 @@ class LineSink:
         counted = selected.observe(observation, *[
             F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
             for index, _ in statements])
-        staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
+        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
+        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
         # One ordered file: the rows meet in one task (a shuffle of the lines, not the
         # events); a range partitioning would sample, i.e. compute the micro-batch twice.
-        counted.repartition(1).sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
-            .select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+        ordered = counted.repartition(1) \
+            .sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN)
+        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
+            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
+        else:
+            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
         rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
         self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
                                query, batch_id)
@@ -221,11 +227,16 @@ class StageSink:
         counted = selected.observe(observation, *[
             F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
             for index, _ in statements])
-        staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
+        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
+        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
         # One ordered file: the rows meet in one task (a shuffle of the lines, not the
         # events); a range partitioning would sample, i.e. compute the micro-batch twice.
-        counted.repartition(1).sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN) \
-            .select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+        ordered = counted.repartition(1) \
+            .sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN)
+        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
+            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
+        else:
+            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
         rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
         self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
                                query, batch_id)

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
+from asaql.outputs.formats import csv_text
 from test_formats import IOT, POLICY, SELECT, as_text, asa_datetime, expected_rows
 
 
@@ -90,15 +91,22 @@ def test_a_csv_folder_writes_text_as_a_csv_file_output_does(spark, tmp_path):
     source.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
     query = tmp_path / "q.sql"
     query.write_text("SELECT id, name, note, v INTO folder FROM i\n"
-                     "SELECT id, name, note, v INTO single FROM i\n")
+                     "SELECT id, name, note, v INTO single FROM i\n"
+                     "SELECT id, name, note, v INTO lines FROM i\n")
     result = CliRunner().invoke(cli, [
         "run", str(query), "--input", f"i={source}", "--output", f"folder={tmp_path / 'f'}",
         "--output-format", "folder=csv", "--output", f"single={tmp_path / 'one.csv'}",
+        "--output", f"lines={tmp_path / 'lines.jsonl'}",
         "--errors", str(tmp_path / "errors.jsonl")])
     assert result.exit_code == 0, result.stderr + result.output
     header, single = read_csv(tmp_path / "one.csv")
     rows = [row for part in parts(tmp_path / "f", ".csv") for row in read_csv(part)[1]]
     assert ordered(rows) == ordered(single)
+    # both are Spark's CSV writer: the rules' own reference is csv_text, over the JSON lines
+    reference = tmp_path / "reference.csv"
+    reference.write_text(csv_text((tmp_path / "lines.jsonl").read_text().splitlines(),
+                                  ["id", "name", "note", "v"], header=True), encoding="utf-8")
+    assert read_csv(reference) == (header, single)
     assert len(rows) == 3 and {"id": "1", "name": 'a, "quoted"', "note": " spaced ",
                                "v": "1.5"} in rows
 
