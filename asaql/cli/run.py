@@ -13,7 +13,7 @@ from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs,
                                start_position)
 from asaql.inputs.path_pattern import parse_path_pattern
 from asaql.inputs.files import patterned
-from asaql.run.locations import local_path
+from asaql.inputs.locations import local_path
 from asaql.run.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import is_project, read_project
@@ -124,7 +124,7 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
     from asaql.run.runner import run as run_query
 
     click.get_current_context().meta["asaql.verbose"] = verbose
-    query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/run/locations.py)
+    query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/inputs/locations.py)
     if master and remote:
         raise click.UsageError("--master and --remote exclude each other: a local or cluster "
                                "master, or a Spark Connect server")

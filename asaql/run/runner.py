@@ -15,7 +15,7 @@ from asaql.compiler.pipeline import CompiledQuery
 from asaql.errors import ConfigurationError
 from asaql.inputs.formats import parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
-from asaql.run.locations import local_path
+from asaql.inputs.locations import local_path
 from asaql.inputs.files import patterned
 from asaql.outputs.paths import (
     check_destinations, check_output_formats, check_path_patterns, output_destinations,
@@ -72,7 +72,7 @@ class RunOptions:
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
     """Before any Spark starts: every input of the query has a path that exists, every path the
     run writes can be written, and a --checkpoint is this query's (or new). `file://` URIs in
-    the options become local paths first (asaql/run/locations.py)."""
+    the options become local paths first (asaql/inputs/locations.py)."""
     localize_locations(options)
     from asaql.compiler.job_functions import require_functions
 

@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 
 from asaql.core.stages import is_stage
 from asaql.errors import ConfigurationError
-from asaql.run.locations import local_path
+from asaql.inputs.locations import local_path
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
 from asaql.spark.connect import (batch_function, is_connect, server_path, ship_asaql,

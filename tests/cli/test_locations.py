@@ -1,6 +1,6 @@
 """Paths given as URIs: `file://` works wherever a path is accepted and gives what the plain
 path gives; another file system (hdfs://, abfss://, s3a://…) is refused in one line naming
-the option (asaql/run/locations.py)."""
+the option (asaql/inputs/locations.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from asaql.cli import cli
 from asaql.errors import ConfigurationError
-from asaql.run.locations import local_path
+from asaql.inputs.locations import local_path
 
 ROOT = Path(__file__).resolve().parents[2]
 IOT = ROOT / "samples" / "iot_devices"

@@ -19,7 +19,7 @@ EXECUTION = ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
 APP = ("asaql.cli", "asaql.api", "asaql.compiler", "asaql.run.runner", "asaql.testing",
        "asaql.project")
 # What a run reads and writes, without Spark: below the engine, which reads through them.
-FILES = ("asaql.inputs", "asaql.outputs", "asaql.run.locations", "asaql.run.checkpoint_manifest")
+FILES = ("asaql.inputs", "asaql.outputs", "asaql.run.checkpoint_manifest")
 FORBIDDEN = {
     "asaql.errors": ("asaql.",),
     "asaql.core": ("asaql.",),
@@ -46,8 +46,9 @@ FORBIDDEN = {
     # data, never Spark or the compiler (the CLI wires them to a run)
     "asaql.pages": ("asaql.syntax", "asaql.analysis", "asaql.spark", "asaql.runtime",
                     "asaql.kafka", *APP),
+    # the engine: nothing of the run above it (its runner, manifest and options)
     "asaql.spark": ("asaql.syntax", "asaql.analysis", "asaql.plan.planner",
-                    "asaql.plan.translate", *APP),
+                    "asaql.plan.translate", "asaql.run", *APP),
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
     # stateful operators wire it to sources and runtime steps, the execution side runs them
     "asaql.spark.lowering": ("asaql.spark.operators", "asaql.spark.sources", "asaql.spark.io",
