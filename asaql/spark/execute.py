@@ -254,7 +254,8 @@ class SteppedBatch:
 
     def __call__(self, batch, batch_id: int) -> None:
         try:
-            self.writer(self.step(batch, batch_id), batch_id)
+            stepped = self.step(batch, batch_id)
+            self.writer(stepped, batch_id, events=self.step.events)
         finally:
             self.step.release()
 

@@ -114,6 +114,7 @@ class NativeStep:
         self.out_schema = out_schema
         self.folder = Path(folder)
         self.cached: list[DataFrame] = []
+        self.events: int | None = None  # the last micro-batch's input events (the writer's hint)
 
     # ------------------------------------------------------------------ state
     def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
@@ -149,6 +150,7 @@ class NativeStep:
             rows = rows.persist()
             self.cached.append(rows)
         stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
+        self.events = sum(row["_n"] or 0 for row in stats)
         # late events' flag needs no order: taken from the cached input when there is one
         late = _late_sample(rows if scanned is None else scanned) \
             if any(row["_late"] for row in stats) else None

@@ -114,6 +114,10 @@ class NativeBatch:
     def __call__(self, batch: DataFrame, batch_id: int) -> DataFrame:
         return _named_back(self.step(batch, batch_id), self.renames)
 
+    @property
+    def events(self) -> int | None:
+        return self.step.events
+
     def release(self) -> None:
         self.step.release()
 

@@ -1,0 +1,102 @@
+"""A `.jsonl` or `.csv` file output written by Spark's executors (sorted part files appended in
+order: asaql/spark/sink.py, write_file) holds the same bytes as one written by the driver from
+collected rows (the path of micro-batches of at most COLLECT_BELOW events), through the real
+`asaql run` on the shared session: several micro-batches, a UNION into one file, a window
+output, an output no row reaches, malformed lines, and the native step's and the general step's outputs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from asaql.cli import cli
+from asaql.spark import sink
+
+IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
+QUERY = """
+SELECT deviceId, temperature, EventTime, System.Timestamp() AS ts INTO hot
+FROM input TIMESTAMP BY EventTime OVER deviceId WHERE temperature > 25
+SELECT deviceId, temperature, EventTime, System.Timestamp() AS ts INTO hot
+FROM input TIMESTAMP BY EventTime OVER deviceId WHERE temperature < 20
+SELECT deviceId, temperature, EventTime INTO rows FROM input TIMESTAMP BY EventTime OVER deviceId
+SELECT deviceId, COUNT(*) AS n, MAX(temperature) AS peak, System.Timestamp() AS windowEnd
+INTO windows FROM input TIMESTAMP BY EventTime OVER deviceId
+GROUP BY deviceId, TumblingWindow(second, 10)
+SELECT deviceId INTO nothing FROM input TIMESTAMP BY EventTime OVER deviceId
+WHERE temperature > 1000
+"""
+OUTPUTS = ("hot.jsonl", "rows.csv", "windows.jsonl", "nothing.jsonl")
+
+
+@pytest.fixture(scope="module")
+def input_folder(tmp_path_factory):
+    """The IoT sample in three files admitted one after the other, and two broken lines."""
+    folder = tmp_path_factory.mktemp("input")
+    lines = IOT.read_text(encoding="utf-8").splitlines()
+    third = len(lines) // 3
+    chunks = [lines[:third], ["{not json", *lines[third:2 * third]],
+              [*lines[2 * third:], '{"deviceId": "device-01", "EventTime": 7}']]
+    for number, chunk in enumerate(chunks):
+        path = folder / f"part-{number}.jsonl"
+        path.write_text("".join(line + "\n" for line in chunk), encoding="utf-8")
+        os.utime(path, ns=(1_700_000_000_000_000_000 + number * 10**9,) * 2)
+    return folder
+
+
+def _run(folder: Path, out: Path, step: str) -> dict[str, bytes]:
+    query = out / "query.sql"
+    query.write_text(QUERY)
+    argv = ["run", str(query), "--input", f"input={folder}", "--late", "5s", "--ooo", "2s",
+            "--max-files-per-trigger", "1", "--step", step, "--errors", str(out / "errors.jsonl")]
+    for name in OUTPUTS:
+        argv += ["--output", f"{name.split('.')[0]}={out / name}"]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 0, result.stderr + result.output
+    return {name: (out / name).read_bytes() for name in (*OUTPUTS, "errors.jsonl")}
+
+
+@pytest.mark.parametrize("step", ["native", "general"])
+def test_executors_and_the_driver_write_the_same_files(spark, input_folder, tmp_path,
+                                                        monkeypatch, step):
+    written = []
+    write_file = sink.LineSink.write_file
+
+    def counted(self, *args, **kwargs):
+        written.append(Path(str(self.target)).name)
+        return write_file(self, *args, **kwargs)
+
+    monkeypatch.setattr(sink.LineSink, "write_file", counted)
+    monkeypatch.setattr(sink, "COLLECT_BELOW", 10**9)
+    (tmp_path / "driver").mkdir()
+    by_driver = _run(input_folder, tmp_path / "driver", step)
+    # the general step counts no events before the writer: its files are always Spark's
+    assert bool(written) == (step == "general")
+    written.clear()
+    monkeypatch.setattr(sink, "COLLECT_BELOW", -1)
+    (tmp_path / "executors").mkdir()
+    by_executors = _run(input_folder, tmp_path / "executors", step)
+    assert {"hot.jsonl", "rows.csv", "windows.jsonl", "nothing.jsonl"} <= set(written)
+    assert by_executors == by_driver
+    hot = [json.loads(line) for line in by_driver["hot.jsonl"].splitlines()]
+    assert any(r["temperature"] > 25 for r in hot) and any(r["temperature"] < 20 for r in hot)
+    assert by_driver["rows.csv"].startswith(b"deviceId,temperature,EventTime\n")
+    assert by_driver["rows.csv"].count(b"deviceId,") == 1  # one header over three micro-batches
+    assert by_driver["windows.jsonl"] and len(by_driver["errors.jsonl"].splitlines()) == 2
+    assert by_driver["nothing.jsonl"] == b""  # micro-batches without a line (an empty plan)
+
+
+def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path):
+    """No step counts the events here, so Spark writes the file: a micro-batch whose lines
+    are none leaves an empty plan, whose observed counts the run still reads (session.py)."""
+    query = tmp_path / "query.sql"
+    query.write_text("SELECT deviceId INTO nothing FROM input WHERE temperature > 1000\n")
+    result = CliRunner().invoke(cli, [
+        "run", str(query), "--input", f"input={IOT}", "--output",
+        f"nothing={tmp_path / 'nothing.jsonl'}", "--errors", str(tmp_path / "errors.jsonl")])
+    assert result.exit_code == 0, result.stderr + result.output
+    assert (tmp_path / "nothing.jsonl").read_bytes() == b""
+    assert "304 input events, 0 output events" in result.stderr
