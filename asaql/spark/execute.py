@@ -35,9 +35,9 @@ from asaql.spark.operators.relations import group_by_source, lower_group, lower_
 from asaql.spark.output_journal import last_committed_batch
 from asaql.spark.reference import load_reference
 from asaql.spark.relay import ReportReader
-from asaql.spark.session import WRITER_CONF, build_session
-from asaql.spark.shipping import ship_to_executors
-from asaql.spark.sink import BatchWriter, ErrorLog, LineSink, RunCounts, StageSink
+from asaql.spark.session import build_session, prepare_for_run
+from asaql.spark.line_sink import LineSink
+from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink
 from asaql.spark.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -52,9 +52,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
     if is_connect(spark):  # the server resolves paths: absolute ones (connect.py)
         options, checkpoint = _server_paths(options), server_path(checkpoint)
-    else:
-        ship_to_executors(spark)  # a session the caller built (Python API) on a cluster
-    spark.conf.set(*WRITER_CONF)  # a session the caller built lacks it (session.py)
+    prepare_for_run(spark)  # a session the caller built too (the Python API)
     fresh = not any(Path(checkpoint).glob("*/commits/*"))
     buckets = _buckets(spark, checkpoint)
     committed = last_committed_batch(checkpoint)
@@ -253,9 +251,8 @@ class SteppedBatch:
         self.writer = writer
 
     def __call__(self, batch, batch_id: int) -> None:
-        try:
-            stepped = self.step(batch, batch_id)
-            self.writer(stepped, batch_id, events=self.step.events)
+        try:  # the step counts, in the driver, what the writer then need not observe
+            self.writer(self.step(batch, batch_id), batch_id, counts=self.step.counts)
         finally:
             self.step.release()
 

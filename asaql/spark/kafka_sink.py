@@ -26,7 +26,7 @@ class KafkaSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         from asaql.kafka.producer import ROW_HEADER, producer, row_header, written_rows
-        from asaql.spark.sink import row_order
+        from asaql.spark.line_sink import row_order
 
         lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
         if not lines:

@@ -16,7 +16,7 @@ from asaql.spark.shipping import ship_to_executors
 
 # A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
 # micro-batch gives no line, this rule replaces the plan by an empty relation and drops the
-# metrics observed on it, and reading the observation fails. execute.py sets it on the session a run uses.
+# metrics observed on it, and reading the observation fails. prepare_for_run sets it on the session a run uses.
 WRITER_CONF = ("spark.sql.adaptive.optimizer.excludedRules",
                "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation")
 
@@ -104,6 +104,16 @@ def build_session(master: str | None = None, spark_log: str | None = None,
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
     ship_to_executors(spark)  # a cluster's executors may not have asaql installed
     return spark
+
+
+def prepare_for_run(spark) -> None:
+    """What a run needs of any session, asaql's or the caller's: asaql's code on a cluster's
+    executors (not on Connect: the server's functions carry it) and WRITER_CONF."""
+    from asaql.spark.connect import is_connect
+
+    if not is_connect(spark):
+        ship_to_executors(spark)
+    spark.conf.set(*WRITER_CONF)
 
 
 def _parallelism(master: str) -> dict:

@@ -1,30 +1,26 @@
-"""Where rows go: JSON-lines files, Spark folders or stdout; malformed events to the errors file;
-and the counters of the run summary. All of it runs in the driver, once per micro-batch."""
+"""A micro-batch's writer (BatchWriter): each output's lines to its sink (line_sink.py), a
+stage's rows (StageSink), malformed events to the errors file, and the counters of the run
+summary. All of it runs in the driver, once per micro-batch."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TextIO
 
-from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from asaql.outputs.formats import output_format
 from asaql.runtime import columns as C
-from asaql.spark.folder_formats import SUFFIXES, write_csv_parts, write_part_files
-from asaql.spark.format_outputs import CsvOutput, file_output
 from asaql.spark.io import record_address
+from asaql.spark.line_sink import (
+    DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
+)
 from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
-from asaql.spark.part_files import (
-    PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
-)
 from asaql.spark.sources import STAGE_WATERMARK
 
 
@@ -56,148 +52,6 @@ class RunCounts:
         return {**self.__dict__, "read": self.read, "accepted": self.accepted}
 
 
-class LineSink:
-    """Appends JSON lines to stdout, a `.jsonl` file, or a folder (Spark's text writer).
-
-    Exactly once across a kill and a restart on the checkpoint: a `.jsonl` file's appends are
-    journaled (asaql/spark/output_journal.py), and a folder's part files are named after the
-    micro-batch, so a replayed micro-batch replaces its own."""
-
-    def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
-                 committed: Committed | None = None, folder_format: str = "json",
-                 path_format: str | None = None):
-        self.target = target
-        self.fresh = fresh
-        self.folder_format = folder_format  # a folder's part files: json, csv or parquet
-        # a folder's path pattern (asaql/inputs/path_pattern.py) as a Spark datetime pattern:
-        # each row's part file goes to the subfolder its System.Timestamp names
-        self.path_format = path_format
-        self.lock = PortableLock()
-        self.file = None
-        if isinstance(target, str) and output_format(target):
-            self.file = file_output(target, journal, fresh, committed)
-        elif isinstance(target, str) and fresh:
-            clear_part_files(target)
-
-    def relayed(self) -> "LineSink":
-        """The sink a Connect server writes to: stdout becomes a TextRelay (the report carries
-        its text to the client); files and folders are the same."""
-        if isinstance(self.target, str):
-            return self
-        copy = object.__new__(LineSink)
-        copy.__dict__.update(self.__dict__, target=TextRelay())
-        return copy
-
-    @property
-    def collects(self) -> bool:
-        """stdout and the `.csv`, `.json` and `.parquet` files are written from the driver;
-        folders and `.jsonl` files by Spark's executors."""
-        return not isinstance(self.target, str) or \
-            (self.file is not None and not self.spark_file)
-
-    @property
-    def spark_file(self) -> bool:
-        """A `.jsonl` or `.csv` file: its rows are written by Spark into part files, which the
-        driver appends in order (their bytes, never their rows)."""
-        return isinstance(self.file, JournaledFile) or \
-            (isinstance(self.file, CsvOutput) and self.file.columns is not None)
-
-    def describe(self, fields) -> None:
-        """The columns of the output's rows (Spark fields), for the formats that need them."""
-        if fields and hasattr(self.file, "describe"):
-            self.file.describe([(f.name, f.dataType.simpleString()) for f in fields])
-
-    def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
-              statement: int = 0) -> int:
-        """A folder: Spark's writer of its format, into a staging folder, then the part files
-        renamed to `part-BATCH-QUERY-STATEMENT-N.txt` (`.csv`, `.parquet`), replacing those of
-        an interrupted attempt."""
-        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
-        selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*")
-        if self.path_format is not None:
-            selected = selected.withColumn(PATH_COLUMN, F.date_format(
-                F.col(ORDER_COLUMNS[0]), self.path_format))
-        counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
-        prefix = f"part-{batch_id:08d}-{query}-{statement}-"
-        staging = os.path.join(self.target, STAGING_FOLDER, prefix.rstrip("-"))
-        suffix = SUFFIXES[self.folder_format]
-        with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
-            # by subfolder first: Spark's partitioned writer would sort by it again otherwise
-            by_path = [PATH_COLUMN] if self.path_format is not None else []
-            write_part_files(counted.sortWithinPartitions(*by_path, *ORDER_COLUMNS, _POSITION,
-                                                          JSON_COLUMN),
-                             JSON_COLUMN, self.folder_format, lines.fields, staging,
-                             by_path[0] if by_path else None)
-            rows = observation.get.get("rows") or 0
-            # CSV and Parquet write a header or a schema even without rows: no part then
-            if self.path_format is None:
-                publish_part_files(Path(staging), Path(self.target), prefix, suffix,
-                                   keep=rows > 0)
-            else:
-                publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
-        return rows
-
-    def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
-                   batch_id: int, query: int = 0) -> dict[int, int]:
-        """A `.jsonl` file: the lines of `statements` (index, lines: one, or a UNION's) sorted
-        as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
-        whose part files are then appended in order as one journaled append (exactly once).
-        → rows per statement."""
-        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
-        arrays = [entries(index, lines) for index, lines in statements]
-        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
-                                          F.flatten(F.array(*arrays))).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*")
-        counted = selected.observe(observation, *[
-            F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
-            for index, _ in statements])
-        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
-        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
-        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
-        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
-        ordered = counted.repartition(1) \
-            .sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN)
-        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
-            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
-        else:
-            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
-        rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
-        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
-                               query, batch_id)
-        shutil.rmtree(staging, ignore_errors=True)
-        return rows
-
-    def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
-        """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
-        lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
-        text = "".join(line + "\n" for line in lines)
-        with self.lock:
-            if self.file is not None:
-                self.file.append(text, query, batch_id)
-            else:
-                self.target.write(text)
-                self.target.flush()
-        return len(lines)
-
-
-class TextRelay:
-    """stdout on a Spark Connect server: text kept for the micro-batch's report."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-
-    def write(self, text: str) -> None:
-        self.parts.append(text)
-
-    def flush(self) -> None:
-        pass
-
-    def drain(self) -> str:
-        text, self.parts = "".join(self.parts), []
-        return text
-
-
 class StageSink:
     """A stage's rows (asaql/analysis/stages.py): one JSON-lines file per micro-batch of the
     producing query, in a folder the consuming query reads as its input. The file ends with
@@ -212,36 +66,6 @@ class StageSink:
         self.lock = PortableLock()
         self.pending: list[str] = []
         self.last_mtime_ns = 0
-
-    def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
-                   batch_id: int, query: int = 0) -> dict[int, int]:
-        """A `.jsonl` file: the lines of `statements` (index, lines: one, or a UNION's) sorted
-        as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
-        whose part files are then appended in order as one journaled append (exactly once).
-        → rows per statement."""
-        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
-        arrays = [entries(index, lines) for index, lines in statements]
-        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
-                                          F.flatten(F.array(*arrays))).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*")
-        counted = selected.observe(observation, *[
-            F.sum(F.when(F.col(_DESTINATION) == index, 1).otherwise(0)).alias(str(index))
-            for index, _ in statements])
-        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
-        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
-        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
-        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
-        ordered = counted.repartition(1) \
-            .sortWithinPartitions(*ORDER_COLUMNS, _POSITION, JSON_COLUMN)
-        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
-            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
-        else:
-            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
-        rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
-        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
-                               query, batch_id)
-        shutil.rmtree(staging, ignore_errors=True)
-        return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         with self.lock:
@@ -263,12 +87,6 @@ class StageSink:
             self.last_mtime_ns = max(time.time_ns(), self.last_mtime_ns + 1_000_000)
             os.utime(temporary, ns=(self.last_mtime_ns, self.last_mtime_ns))
             temporary.rename(target)
-
-
-def row_order(row) -> tuple:
-    """System.Timestamp, key, arrival, file, line, the partner combination (joins, APPLY),
-    then the line itself; NULLs first."""
-    return tuple((row[c] is not None, row[c]) for c in (*ORDER_COLUMNS, _POSITION, JSON_COLUMN))
 
 
 class ErrorLog:
@@ -318,14 +136,16 @@ class BatchWriter:
             if isinstance(sink, LineSink):
                 sink.describe(lines.fields)
 
-    def __call__(self, batch: DataFrame, batch_id: int, events: int | None = None) -> None:
-        """`events`: the micro-batch's input events when the step counted them before the
-        writer (the native step): up to COLLECT_BELOW, file outputs are collected and written
-        by the driver (no staging, no shuffle: a live micro-batch's row reaches its file
-        sooner); the same bytes either way."""
+    def __call__(self, batch: DataFrame, batch_id: int, counts: dict | None = None) -> None:
+        """`counts`: what the step counted before the writer (the native step, in the driver),
+        so only malformed records and failed CASTs are observed on the rows; and with at most
+        COLLECT_BELOW input events, file outputs are collected and written by the driver (no
+        staging, no shuffle: a live micro-batch's row reaches its file sooner), the same bytes
+        either way."""
         observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
-        observed = batch.observe(observation, *_counters(self.stateful))
-        small = events is not None and events <= COLLECT_BELOW
+        observed = batch.observe(observation, *(_counters(self.stateful) if counts is None
+                                                else _error_counters()))
+        small = counts is not None and counts["input"] <= COLLECT_BELOW
         collects = {id(sink): sink.collects or (small and sink.spark_file)
                     for _, sink in self.outputs if isinstance(sink, LineSink)}
         # Spark's passes over the micro-batch: one per folder statement, one per `.jsonl`
@@ -356,18 +176,21 @@ class BatchWriter:
             written = sum(rows.values())
             # Without collected outputs, a second pass only for malformed records and rows a
             # CAST failed on (counted on the first; `observation.get` waits for that pass).
+            def observed_counts() -> dict:  # the step's counts, and what a pass observed
+                return {**(counts or {}), **observation.get}
+
             if collected or any(lines.failed is not None for lines, _ in self.outputs) \
-                    or observation.get.get("failed") \
-                    or (self.count_input and observation.get.get("malformed")):
+                    or observed_counts().get("failed") \
+                    or (self.count_input and observed_counts().get("malformed")):
                 written += self._collect(observed, batch_id, rows, collects)
-            seen = {**observation.get, "outputs": rows}
+            seen = {**observed_counts(), "outputs": rows}
             if self.report is None:
                 self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
             else:
                 self._report(batch_id, seen, written)
             for _, sink in self.outputs:
                 if isinstance(sink, StageSink):
-                    sink.finish(batch_id, observation.get.get("out_wm"))
+                    sink.finish(batch_id, seen.get("out_wm"))
         finally:
             if cached:
                 observed.unpersist()
@@ -382,22 +205,23 @@ class BatchWriter:
                   if collects.get(id(sink), sink.collects)]
         if self.count_input:
             error = F.to_json(F.struct(C.FILE, C.LINE, C.ERROR, C.RAW))
-            arrays.append(F.array(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED),
-                                         _entry(-1, error, [F.lit(None)] * len(ORDER_COLUMNS)))))
-        arrays.append(F.array(F.when(F.col(C.ROW_KIND) == C.FAILED, _entry(
+            malformed = F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED)
+            arrays.append(F.array(F.when(malformed, line_entry(
+                -1, error, [F.lit(None)] * len(ORDER_COLUMNS)))))
+        arrays.append(F.array(F.when(F.col(C.ROW_KIND) == C.FAILED, line_entry(
             _FAILED, F.to_json(F.struct(C.FILE, C.LINE, C.ERROR, C.RAW)),
             [F.lit(None)] * len(ORDER_COLUMNS)))))
         for lines, _ in self.outputs:
             if lines.failed is not None:
                 failure = F.to_json(F.struct(C.FILE, C.LINE, lines.failure_reason.alias(C.ERROR),
                                              lines.record.alias(C.RAW)))
-                arrays.append(F.array(F.when(lines.failed, _entry(
+                arrays.append(F.array(F.when(lines.failed, line_entry(
                     _FAILED, failure, [F.lit(None)] * len(ORDER_COLUMNS)))))
         rows = batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*").collect()
         by_destination: dict[int, list] = {}
         for row in rows:
-            by_destination.setdefault(row[_DESTINATION], []).append(row)
+            by_destination.setdefault(row[DESTINATION], []).append(row)
         malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
         failed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(_FAILED, [])]
         if malformed or failed:
@@ -459,36 +283,19 @@ class BatchWriter:
 # A micro-batch of at most this many input events writes its file outputs from the driver
 # (BatchWriter): Spark's staged write and the shuffle that orders it cost ~0.1 s more warm.
 COLLECT_BELOW = 20_000
-_DESTINATION = "_asaql_destination"
 _FAILED = -2  # destination of rows a failed CAST sets aside
-_POSITION = "_asaql_position"
-_ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")  # of ORDER_COLUMNS
 
 
-def entries(destination: int, lines: OutputLines) -> Column:
-    """The lines a row gives one destination, as an array of entries (NULL where none)."""
-    if lines.combinations is None:
-        return F.array(F.when(lines.condition, _entry(destination, lines.line, lines.order)))
-    def entry(combo: Column, position: Column) -> Column:
-        keep, line, order = lines.per_combination(combo)
-        return F.when(lines.condition & keep, _entry(destination, line, order, position))
-
-    return F.transform(lines.combinations, entry)
-
-
-def _entry(destination: int, line, order, position: Column | None = None) -> Column:
-    """One line for one destination; every entry has the same struct type."""
-    position = F.lit(0) if position is None else position
-    return F.struct(F.lit(destination).alias(_DESTINATION), line.alias(JSON_COLUMN),
-                    *[value.cast(kind).alias(name)
-                      for value, kind, name in zip(order, _ORDER_TYPES, ORDER_COLUMNS)],
-                    position.cast("int").alias(_POSITION))
+def _error_counters() -> tuple:
+    """Malformed records and rows a failed CAST set aside: what only the rows can tell."""
+    return (F.sum(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED), 1)
+                  .otherwise(0)).alias("malformed"),
+            F.sum(F.when(F.col(C.ROW_KIND) == C.FAILED, 1).otherwise(0)).alias("failed"))
 
 
 def _counters(stateful: bool) -> tuple:
-    malformed = F.sum(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED), 1)
-                      .otherwise(0)).alias("malformed")
-    failed = F.sum(F.when(F.col(C.ROW_KIND) == C.FAILED, 1).otherwise(0)).alias("failed")
+    """Every count of a micro-batch, observed on the rows (the step's counts rows among them)."""
+    malformed, failed = _error_counters()
     if not stateful:
         return (F.sum(F.when(F.col(C.ERROR).isNull(), 1).otherwise(0)).alias("input"), malformed)
     names = ("input", "early", "late", "ooo", "dropped", "state")

@@ -1,5 +1,5 @@
 """A `.jsonl` or `.csv` file output written by Spark's executors (sorted part files appended in
-order: asaql/spark/sink.py, write_file) holds the same bytes as one written by the driver from
+order: asaql/spark/line_sink.py, write_file) holds the same bytes as one written by the driver from
 collected rows (the path of micro-batches of at most COLLECT_BELOW events), through the real
 `asaql run` on the shared session: several micro-batches, a UNION into one file, a window
 output, an output no row reaches, malformed lines, and the native step's and the general step's outputs."""
@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.spark import sink
+from asaql.spark import line_sink, sink
 
 IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
 QUERY = """
@@ -63,13 +63,13 @@ def _run(folder: Path, out: Path, step: str) -> dict[str, bytes]:
 def test_executors_and_the_driver_write_the_same_files(spark, input_folder, tmp_path,
                                                         monkeypatch, step):
     written = []
-    write_file = sink.LineSink.write_file
+    write_file = line_sink.LineSink.write_file
 
     def counted(self, *args, **kwargs):
         written.append(Path(str(self.target)).name)
         return write_file(self, *args, **kwargs)
 
-    monkeypatch.setattr(sink.LineSink, "write_file", counted)
+    monkeypatch.setattr(line_sink.LineSink, "write_file", counted)
     monkeypatch.setattr(sink, "COLLECT_BELOW", 10**9)
     (tmp_path / "driver").mkdir()
     by_driver = _run(input_folder, tmp_path / "driver", step)

@@ -14,8 +14,8 @@ import pytest
 PACKAGE = Path(__file__).parents[2] / "asaql"
 
 # Layer → the asaql packages and modules it must never import, directly or lazily.
-EXECUTION = ("asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
-             "asaql.spark.metrics", "asaql.spark.session")
+EXECUTION = ("asaql.spark.sink", "asaql.spark.line_sink", "asaql.spark.execute",
+             "asaql.spark.embed", "asaql.spark.metrics", "asaql.spark.session")
 APP = ("asaql.cli", "asaql.api", "asaql.compiler", "asaql.run.runner", "asaql.testing",
        "asaql.project")
 # What a run reads and writes, without Spark: below the engine, which reads through them.
@@ -52,7 +52,8 @@ FORBIDDEN = {
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
     # stateful operators wire it to sources and runtime steps, the execution side runs them
     "asaql.spark.lowering": ("asaql.spark.operators", "asaql.spark.sources", "asaql.spark.io",
-                             "asaql.spark.sink", "asaql.spark.execute", "asaql.spark.embed",
+                             "asaql.spark.sink", "asaql.spark.line_sink", "asaql.spark.execute",
+                             "asaql.spark.embed",
                              "asaql.spark.metrics", "asaql.spark.session",
                              "asaql.spark.control", "asaql.spark.reference"),
     "asaql.spark.operators": EXECUTION,

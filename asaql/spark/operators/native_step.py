@@ -114,7 +114,8 @@ class NativeStep:
         self.out_schema = out_schema
         self.folder = Path(folder)
         self.cached: list[DataFrame] = []
-        self.events: int | None = None  # the last micro-batch's input events (the writer's hint)
+        # the last micro-batch's counts, as the writer would observe them on the rows
+        self.counts: dict | None = None
 
     # ------------------------------------------------------------------ state
     def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
@@ -150,7 +151,6 @@ class NativeStep:
             rows = rows.persist()
             self.cached.append(rows)
         stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
-        self.events = sum(row["_n"] or 0 for row in stats)
         # late events' flag needs no order: taken from the cached input when there is one
         late = _late_sample(rows if scanned is None else scanned) \
             if any(row["_late"] for row in stats) else None
@@ -370,6 +370,9 @@ class NativeStep:
                    T.StructField(C.ROW_KIND, T.IntegerType())]
         row = (*values, state.open_rows, clock, out_watermark, watermarks_json(marks), late,
                C.COUNTS)
+        self.counts = {**dict(zip(("input", "early", "late", "ooo", "dropped"), values)),
+                       "state": state.open_rows, "clock": clock, "out_wm": out_watermark,
+                       "marks": [row[-3]] if row[-3] is not None else [], "late_sample": late}
         return spark.createDataFrame([row], T.StructType(fields))
 
 

@@ -115,8 +115,8 @@ class NativeBatch:
         return _named_back(self.step(batch, batch_id), self.renames)
 
     @property
-    def events(self) -> int | None:
-        return self.step.events
+    def counts(self) -> dict | None:
+        return self.step.counts
 
     def release(self) -> None:
         self.step.release()

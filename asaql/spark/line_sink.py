@@ -1,0 +1,199 @@
+"""Where one output's lines go: stdout, a `.jsonl` or `.csv` file, or a folder of part files
+(Spark's writers); which lines a row gives each output (`entries`) and their order. A file of a
+large micro-batch is written by Spark's executors and appended by the driver in order; the
+driver writes what it collected itself (sink.py's BatchWriter decides which)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TextIO
+
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+
+from asaql.outputs.formats import output_format
+from asaql.spark.folder_formats import SUFFIXES, write_csv_parts, write_part_files
+from asaql.spark.format_outputs import CsvOutput, file_output
+from asaql.spark.locks import PortableLock
+from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
+from asaql.spark.output_journal import Committed, JournaledFile
+from asaql.spark.part_files import (
+    PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
+)
+
+
+class LineSink:
+    """Appends JSON lines to stdout, a `.jsonl` file, or a folder (Spark's text writer).
+
+    Exactly once across a kill and a restart on the checkpoint: a `.jsonl` file's appends are
+    journaled (asaql/spark/output_journal.py), and a folder's part files are named after the
+    micro-batch, so a replayed micro-batch replaces its own."""
+
+    def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
+                 committed: Committed | None = None, folder_format: str = "json",
+                 path_format: str | None = None):
+        self.target = target
+        self.fresh = fresh
+        self.folder_format = folder_format  # a folder's part files: json, csv or parquet
+        # a folder's path pattern (asaql/inputs/path_pattern.py) as a Spark datetime pattern:
+        # each row's part file goes to the subfolder its System.Timestamp names
+        self.path_format = path_format
+        self.lock = PortableLock()
+        self.file = None
+        if isinstance(target, str) and output_format(target):
+            self.file = file_output(target, journal, fresh, committed)
+        elif isinstance(target, str) and fresh:
+            clear_part_files(target)
+
+    def relayed(self) -> "LineSink":
+        """The sink a Connect server writes to: stdout becomes a TextRelay (the report carries
+        its text to the client); files and folders are the same."""
+        if isinstance(self.target, str):
+            return self
+        copy = object.__new__(LineSink)
+        copy.__dict__.update(self.__dict__, target=TextRelay())
+        return copy
+
+    @property
+    def collects(self) -> bool:
+        """stdout and the `.csv`, `.json` and `.parquet` files are written from the driver;
+        folders and `.jsonl` files by Spark's executors."""
+        return not isinstance(self.target, str) or \
+            (self.file is not None and not self.spark_file)
+
+    @property
+    def spark_file(self) -> bool:
+        """A `.jsonl` or `.csv` file: its rows are written by Spark into part files, which the
+        driver appends in order (their bytes, never their rows)."""
+        return isinstance(self.file, JournaledFile) or \
+            (isinstance(self.file, CsvOutput) and self.file.columns is not None)
+
+    def describe(self, fields) -> None:
+        """The columns of the output's rows (Spark fields), for the formats that need them."""
+        if fields and hasattr(self.file, "describe"):
+            self.file.describe([(f.name, f.dataType.simpleString()) for f in fields])
+
+    def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
+              statement: int = 0) -> int:
+        """A folder: Spark's writer of its format, into a staging folder, then the part files
+        renamed to `part-BATCH-QUERY-STATEMENT-N.txt` (`.csv`, `.parquet`), replacing those of
+        an interrupted attempt."""
+        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
+        selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*")
+        if self.path_format is not None:
+            selected = selected.withColumn(PATH_COLUMN, F.date_format(
+                F.col(ORDER_COLUMNS[0]), self.path_format))
+        counted = selected.observe(observation, F.count(F.lit(1)).alias("rows"))
+        prefix = f"part-{batch_id:08d}-{query}-{statement}-"
+        staging = os.path.join(self.target, STAGING_FOLDER, prefix.rstrip("-"))
+        suffix = SUFFIXES[self.folder_format]
+        with self.lock:  # two statements (a UNION) may append to one folder: one job at a time
+            # by subfolder first: Spark's partitioned writer would sort by it again otherwise
+            by_path = [PATH_COLUMN] if self.path_format is not None else []
+            write_part_files(counted.sortWithinPartitions(*by_path, *ORDER_COLUMNS, POSITION,
+                                                          JSON_COLUMN),
+                             JSON_COLUMN, self.folder_format, lines.fields, staging,
+                             by_path[0] if by_path else None)
+            rows = observation.get.get("rows") or 0
+            # CSV and Parquet write a header or a schema even without rows: no part then
+            if self.path_format is None:
+                publish_part_files(Path(staging), Path(self.target), prefix, suffix,
+                                   keep=rows > 0)
+            else:
+                publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
+        return rows
+
+    def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
+                   batch_id: int, query: int = 0) -> dict[int, int]:
+        """A `.jsonl` or `.csv` file: the lines of `statements` (index, lines: one, or a
+        UNION's) sorted as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
+        whose part files are then appended in order as one journaled append (exactly once).
+        → rows per statement."""
+        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
+        arrays = [entries(index, lines) for index, lines in statements]
+        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
+                                          F.flatten(F.array(*arrays))).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*")
+        counted = selected.observe(observation, *[
+            F.sum(F.when(F.col(DESTINATION) == index, 1).otherwise(0)).alias(str(index))
+            for index, _ in statements])
+        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
+        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
+        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
+        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
+        ordered = counted.repartition(1) \
+            .sortWithinPartitions(*ORDER_COLUMNS, POSITION, JSON_COLUMN)
+        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
+            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
+        else:
+            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+        rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
+        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
+                               query, batch_id)
+        shutil.rmtree(staging, ignore_errors=True)
+        return rows
+
+    def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
+        """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
+        lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
+        text = "".join(line + "\n" for line in lines)
+        with self.lock:
+            if self.file is not None:
+                self.file.append(text, query, batch_id)
+            else:
+                self.target.write(text)
+                self.target.flush()
+        return len(lines)
+
+
+class TextRelay:
+    """stdout on a Spark Connect server: text kept for the micro-batch's report."""
+
+    def __init__(self):
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> None:
+        self.parts.append(text)
+
+    def flush(self) -> None:
+        pass
+
+    def drain(self) -> str:
+        text, self.parts = "".join(self.parts), []
+        return text
+
+
+def row_order(row) -> tuple:
+    """System.Timestamp, key, arrival, file, line, the partner combination (joins, APPLY),
+    then the line itself; NULLs first."""
+    return tuple((row[c] is not None, row[c])
+                 for c in (*ORDER_COLUMNS, POSITION, JSON_COLUMN))
+
+
+DESTINATION = "_asaql_destination"
+POSITION = "_asaql_position"
+# the types of ORDER_COLUMNS
+ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")
+
+
+def entries(destination: int, lines: OutputLines) -> Column:
+    """The lines a row gives one destination, as an array of entries (NULL where none)."""
+    if lines.combinations is None:
+        return F.array(F.when(lines.condition, line_entry(destination, lines.line, lines.order)))
+    def entry(combo: Column, position: Column) -> Column:
+        keep, line, order = lines.per_combination(combo)
+        return F.when(lines.condition & keep, line_entry(destination, line, order, position))
+
+    return F.transform(lines.combinations, entry)
+
+
+def line_entry(destination: int, line, order, position: Column | None = None) -> Column:
+    """One line for one destination; every entry has the same struct type."""
+    position = F.lit(0) if position is None else position
+    return F.struct(F.lit(destination).alias(DESTINATION), line.alias(JSON_COLUMN),
+                    *[value.cast(kind).alias(name)
+                      for value, kind, name in zip(order, ORDER_TYPES, ORDER_COLUMNS)],
+                    position.cast("int").alias(POSITION))
