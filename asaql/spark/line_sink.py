@@ -25,10 +25,11 @@ from asaql.spark.part_files import (
 
 
 class LineSink:
-    """Appends JSON lines to stdout, a `.jsonl` file, or a folder (Spark's text writer).
+    """Appends an output's lines to stdout, a file (`.jsonl`, `.csv`, `.json`, `.parquet`), or a
+    folder (Spark's writers).
 
-    Exactly once across a kill and a restart on the checkpoint: a `.jsonl` file's appends are
-    journaled (asaql/spark/output_journal.py), and a folder's part files are named after the
+    Exactly once across a kill and a restart on the checkpoint: a file's appends are journaled
+    (asaql/spark/output_journal.py), and a folder's part files are named after the
     micro-batch, so a replayed micro-batch replaces its own."""
 
     def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,
@@ -58,8 +59,9 @@ class LineSink:
 
     @property
     def collects(self) -> bool:
-        """stdout and the `.csv`, `.json` and `.parquet` files are written from the driver;
-        folders and `.jsonl` files by Spark's executors."""
+        """stdout and the `.json` and `.parquet` files are written from the driver; folders by
+        Spark's executors, and `.jsonl` and `.csv` files too unless the micro-batch is small
+        (BatchWriter)."""
         return not isinstance(self.target, str) or \
             (self.file is not None and not self.spark_file)
 
