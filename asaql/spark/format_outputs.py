@@ -32,6 +32,10 @@ class CsvOutput:
         head = csv_text([], self.columns, header=True).encode("utf-8") if self._empty() else b""
         self.file.append_files(parts, query, batch_id, head)
 
+    @property
+    def journal(self) -> Path:
+        return self.file.journal
+
     def _empty(self) -> bool:
         return not self.path.exists() or os.path.getsize(self.path) == 0
 

@@ -122,8 +122,7 @@ class LineSink:
         counted = selected.observe(observation, *[
             F.sum(F.when(F.col(DESTINATION) == index, 1).otherwise(0)).alias(str(index))
             for index, _ in statements])
-        journal = self.file.file.journal if isinstance(self.file, CsvOutput) else self.file.journal
-        staging = journal.parent / "staging" / f"{journal.stem}-{query}"
+        staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
         # One ordered file: the rows meet in one task (a shuffle of the lines, not the
         # events); a range partitioning would sample, i.e. compute the micro-batch twice.
         ordered = counted.repartition(1) \

@@ -16,7 +16,8 @@ from asaql.spark.shipping import ship_to_executors
 
 # A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
 # micro-batch gives no line, this rule replaces the plan by an empty relation and drops the
-# metrics observed on it, and reading the observation fails. prepare_for_run sets it on the session a run uses.
+# metrics observed on it, and reading the observation fails. prepare_for_run sets it on the
+# session a run uses.
 WRITER_CONF = ("spark.sql.adaptive.optimizer.excludedRules",
                "org.apache.spark.sql.execution.adaptive.AQEPropagateEmptyRelation")
 

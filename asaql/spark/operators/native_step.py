@@ -368,11 +368,12 @@ class NativeStep:
         fields += [T.StructField(C.WATERMARKS, T.StringType()),
                    T.StructField(C.LATE_SAMPLE, T.StringType()),
                    T.StructField(C.ROW_KIND, T.IntegerType())]
-        row = (*values, state.open_rows, clock, out_watermark, watermarks_json(marks), late,
-               C.COUNTS)
+        marks_text = watermarks_json(marks)
+        row = (*values, state.open_rows, clock, out_watermark, marks_text, late, C.COUNTS)
         self.counts = {**dict(zip(("input", "early", "late", "ooo", "dropped"), values)),
                        "state": state.open_rows, "clock": clock, "out_wm": out_watermark,
-                       "marks": [row[-3]] if row[-3] is not None else [], "late_sample": late}
+                       "marks": [marks_text] if marks_text is not None else [],
+                       "late_sample": late}
         return spark.createDataFrame([row], T.StructType(fields))
 
 
