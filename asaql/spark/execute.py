@@ -37,7 +37,7 @@ from asaql.spark.reference import load_reference
 from asaql.spark.relay import ReportReader
 from asaql.spark.session import build_session, prepare_for_run
 from asaql.spark.line_sink import LineSink
-from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink
+from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
 from asaql.spark.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -231,7 +231,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         relays.append(ReportReader(report, writer, options.stdout))
         function = writer.for_server(report)
     if lowered.batch_step is not None:  # the native step, then the writer
-        function = SteppedBatch(lowered.batch_step, function)
+        function = SteppedBatch(lowered.batch_step, function, folder)
     query = (lowered.stream.writeStream.foreachBatch(batch_function(spark, function))
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))
@@ -240,21 +240,6 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     tickers = [(control, writer) for control in controls] \
         if options.follow and group.stateful else []
     return start_stream(query), tickers
-
-
-class SteppedBatch:
-    """foreachBatch of a group whose step is native: the micro-batch through the step, then
-    the writer; the step's cached frames are released after the writer's passes."""
-
-    def __init__(self, step, writer: BatchWriter):
-        self.step = step
-        self.writer = writer
-
-    def __call__(self, batch, batch_id: int) -> None:
-        try:  # the step counts, in the driver, what the writer then need not observe
-            self.writer(self.step(batch, batch_id), batch_id, counts=self.step.counts)
-        finally:
-            self.step.release()
 
 
 def _native_folder(folder: str, options) -> str | None:

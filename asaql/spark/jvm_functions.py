@@ -13,8 +13,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM,
-                              EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, JSON_RECORD, JSON_TEXTS,
-                              ARRIVAL_TEXT, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
+                              EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED, JSON_RECORD,
+                              JSON_TEXTS, ARRIVAL_TEXT, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
                               TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
@@ -97,6 +97,13 @@ def prior_max(file: Column, key: Column, position: Column, value: Column, seeds:
     seed (`seeds`: file → key → the largest before the segment); NULL when none
     (ArrivalScan.scala)."""
     return F.call_function(PRIOR_MAX, file, key, position, value, F.lit(json.dumps(seeds)))
+
+
+def grouped(ops: tuple, groups: list[Column], values: list[Column]) -> Column:
+    """An aggregate: per distinct `groups` (as text), each of `values` merged as `ops` says
+    ((name, 'x' max | 'n' min | 's' sum) per value) → a JSON array of [group..., value...]."""
+    return F.call_function(GROUPED, F.lit("".join(how for _, how in ops)), F.lit(len(groups)),
+                           *groups, *[value.cast("long") for value in values])
 
 
 def partition_digits(text: Column) -> Column:

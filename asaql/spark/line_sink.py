@@ -78,11 +78,11 @@ class LineSink:
             self.file.describe([(f.name, f.dataType.simpleString()) for f in fields])
 
     def write(self, batch: DataFrame, lines: OutputLines, batch_id: int, query: int = 0,
-              statement: int = 0) -> int:
+              statement: int = 0, defer: list | None = None) -> int:
         """A folder: Spark's writer of its format, into a staging folder, then the part files
         renamed to `part-BATCH-QUERY-STATEMENT-N.txt` (`.csv`, `.parquet`), replacing those of
-        an interrupted attempt."""
-        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}")
+        an interrupted attempt. `defer`: the renaming is appended there, to run later."""
+        observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}_{id(batch)}")
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*")
         if self.path_format is not None:
@@ -100,21 +100,30 @@ class LineSink:
                              JSON_COLUMN, self.folder_format, lines.fields, staging,
                              by_path[0] if by_path else None)
             rows = observation.get.get("rows") or 0
+
+        def publish() -> None:
             # CSV and Parquet write a header or a schema even without rows: no part then
-            if self.path_format is None:
-                publish_part_files(Path(staging), Path(self.target), prefix, suffix,
-                                   keep=rows > 0)
-            else:
-                publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
+            with self.lock:
+                if self.path_format is None:
+                    publish_part_files(Path(staging), Path(self.target), prefix, suffix,
+                                       keep=rows > 0)
+                else:
+                    publish_by_path(Path(staging), Path(self.target), prefix, suffix, rows > 0)
+
+        if defer is None:
+            publish()
+        else:
+            defer.append(publish)
         return rows
 
     def write_file(self, batch: DataFrame, statements: list[tuple[int, OutputLines]],
-                   batch_id: int, query: int = 0) -> dict[int, int]:
+                   batch_id: int, query: int = 0, defer: list | None = None) -> dict[int, int]:
         """A `.jsonl` or `.csv` file: the lines of `statements` (index, lines: one, or a
-        UNION's) sorted as `write_rows` sorts them, written by Spark into a staging folder of the checkpoint,
-        whose part files are then appended in order as one journaled append (exactly once).
+        UNION's) sorted as `write_rows` sorts them, written by Spark into a staging folder of
+        the checkpoint, whose part files are then appended in order as one journaled append
+        (exactly once; `defer`: the append is appended there, to run later).
         → rows per statement."""
-        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}")
+        observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}_{id(batch)}")
         arrays = [entries(index, lines) for index, lines in statements]
         selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
                                           F.flatten(F.array(*arrays))).alias("e")) \
@@ -132,9 +141,16 @@ class LineSink:
         else:
             ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
         rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
-        self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
-                               query, batch_id)
-        shutil.rmtree(staging, ignore_errors=True)
+
+        def publish() -> None:
+            self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
+                                   query, batch_id)
+            shutil.rmtree(staging, ignore_errors=True)
+
+        if defer is None:
+            publish()
+        else:
+            defer.append(publish)
         return rows
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:

@@ -5,6 +5,7 @@ summary. All of it runs in the driver, once per micro-batch."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -13,7 +14,10 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
+from asaql.errors import ConfigurationError
+from asaql.inputs.locations import local_path
 from asaql.runtime import columns as C
+from asaql.spark.control import CONTROL_FOLDER
 from asaql.spark.io import record_address
 from asaql.spark.line_sink import (
     DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
@@ -21,6 +25,7 @@ from asaql.spark.line_sink import (
 from asaql.spark.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.output_journal import Committed, JournaledFile
+from asaql.spark.source_log import micro_batch_files
 from asaql.spark.sources import STAGE_WATERMARK
 
 
@@ -136,16 +141,21 @@ class BatchWriter:
             if isinstance(sink, LineSink):
                 sink.describe(lines.fields)
 
-    def __call__(self, batch: DataFrame, batch_id: int, counts: dict | None = None) -> None:
+    def __call__(self, batch: DataFrame, batch_id: int, counts: dict | None = None,
+                 settle=None, small: bool = False) -> bool:
         """`counts`: what the step counted before the writer (the native step, in the driver),
         so only malformed records and failed CASTs are observed on the rows; and with at most
         COLLECT_BELOW input events, file outputs are collected and written by the driver (no
         staging, no shuffle: a live micro-batch's row reaches its file sooner), the same bytes
-        either way."""
-        observation = Observation(f"asaql_counts_{id(self)}_{batch_id}")
-        observed = batch.observe(observation, *(_counters(self.stateful) if counts is None
-                                                else _error_counters()))
-        small = counts is not None and counts["input"] <= COLLECT_BELOW
+        either way. `settle`: the fused step's, called after the passes and before anything
+        is published, → its counts, or None when the micro-batch must run again (then nothing
+        was written and this returns False); `small` then stands for the count."""
+        observation = Observation(f"asaql_counts_{id(self)}_{batch_id}_{id(batch)}")
+        observed = batch.observe(observation, *(
+            _error_counters() if counts is not None or settle is not None
+            else _counters(self.stateful)))
+        if counts is not None:
+            small = counts["input"] <= COLLECT_BELOW
         collects = {id(sink): sink.collects or (small and sink.spark_file)
                     for _, sink in self.outputs if isinstance(sink, LineSink)}
         # Spark's passes over the micro-batch: one per folder statement, one per `.jsonl`
@@ -158,6 +168,7 @@ class BatchWriter:
         cached = passes > 1
         if cached:
             observed = observed.persist()
+        defer = [] if settle is not None else None  # publications, once the step settled
         try:
             rows: dict[str, int] = {}  # output (or stage) name → its rows of this micro-batch
             files: dict[int, tuple[LineSink, list]] = {}  # a `.jsonl` sink → its statements
@@ -167,23 +178,29 @@ class BatchWriter:
                 if sink.spark_file:
                     files.setdefault(id(sink), (sink, []))[1].append((statement, lines))
                     continue
-                count = sink.write(observed, lines, batch_id, self.query, statement)
+                count = sink.write(observed, lines, batch_id, self.query, statement, defer)
                 rows[self._name(statement)] = rows.get(self._name(statement), 0) + count
             for sink, statements in files.values():
                 for statement, count in sink.write_file(observed, statements, batch_id,
-                                                        self.query).items():
+                                                        self.query, defer).items():
                     rows[self._name(statement)] = rows.get(self._name(statement), 0) + count
-            written = sum(rows.values())
             # Without collected outputs, a second pass only for malformed records and rows a
             # CAST failed on (counted on the first; `observation.get` waits for that pass).
-            def observed_counts() -> dict:  # the step's counts, and what a pass observed
-                return {**(counts or {}), **observation.get}
-
+            gathered = None
             if collected or any(lines.failed is not None for lines, _ in self.outputs) \
-                    or observed_counts().get("failed") \
-                    or (self.count_input and observed_counts().get("malformed")):
-                written += self._collect(observed, batch_id, rows, collects)
-            seen = {**observed_counts(), "outputs": rows}
+                    or observation.get.get("failed") \
+                    or (self.count_input and observation.get.get("malformed")):
+                gathered = self._gather(observed, collects)
+            if settle is not None:
+                counts = settle()
+                if counts is None:
+                    return False
+                for publish in defer:
+                    publish()
+            written = sum(rows.values())
+            if gathered is not None:
+                written += self._write_gathered(gathered, batch_id, rows)
+            seen = {**(counts or {}), **observation.get, "outputs": rows}
             if self.report is None:
                 self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
             else:
@@ -191,6 +208,7 @@ class BatchWriter:
             for _, sink in self.outputs:
                 if isinstance(sink, StageSink):
                     sink.finish(batch_id, seen.get("out_wm"))
+            return True
         finally:
             if cached:
                 observed.unpersist()
@@ -198,9 +216,8 @@ class BatchWriter:
     def _name(self, statement: int) -> str:
         return self.names[statement] if statement < len(self.names) else str(statement)
 
-    def _collect(self, batch: DataFrame, batch_id: int, counted: dict, collects: dict) -> int:
-        """Every collected output's lines and the malformed records, in one pass; each
-        output's (and stage's) rows added to `counted`."""
+    def _gather(self, batch: DataFrame, collects: dict) -> list:
+        """Every collected output's lines and the malformed records, in one pass."""
         arrays = [entries(index, lines) for index, (lines, sink) in enumerate(self.outputs)
                   if collects.get(id(sink), sink.collects)]
         if self.count_input:
@@ -217,8 +234,12 @@ class BatchWriter:
                                              lines.record.alias(C.RAW)))
                 arrays.append(F.array(F.when(lines.failed, line_entry(
                     _FAILED, failure, [F.lit(None)] * len(ORDER_COLUMNS)))))
-        rows = batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
+        return batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*").collect()
+
+    def _write_gathered(self, rows: list, batch_id: int, counted: dict) -> int:
+        """What `_gather` collected, to the outputs and the errors file; each output's (and
+        stage's) rows added to `counted`."""
         by_destination: dict[int, list] = {}
         for row in rows:
             by_destination.setdefault(row[DESTINATION], []).append(row)
@@ -283,6 +304,9 @@ class BatchWriter:
 # A micro-batch of at most this many input events writes its file outputs from the driver
 # (BatchWriter): Spark's staged write and the shuffle that orders it cost ~0.1 s more warm.
 COLLECT_BELOW = 20_000
+# The same in input bytes, for a micro-batch whose events are counted only by the pass that
+# writes it (the fused step): a few hundred bytes per event
+COLLECT_BELOW_BYTES = 4 << 20
 _FAILED = -2  # destination of rows a failed CAST sets aside
 
 
@@ -305,3 +329,47 @@ def _counters(stateful: bool) -> tuple:
             F.collect_list(C.WATERMARKS).alias("marks"),
             F.first(C.LATE_SAMPLE, ignorenulls=True).alias("late_sample"),
             malformed, failed)
+
+
+class SteppedBatch:
+    """foreachBatch of a group whose step is native: the micro-batch through the step, then
+    the writer; the step's cached frames are released after the writer's passes.
+
+    Without windows (and with the JVM engine) the step counts on the writer's own pass and
+    settles before anything is published: in that one pass when the micro-batch reads at most
+    one file (or a topic), its seeds carried from the micro-batch before; else after a first
+    pass that works out the seeds of the micro-batch's segments (arrival_segments.py). When
+    the one pass's seeds were not the micro-batch's, it runs again the other way."""
+
+    def __init__(self, step, writer: BatchWriter, checkpoint: str):
+        self.step = step
+        self.writer = writer
+        self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
+
+    def __call__(self, batch, batch_id: int) -> None:
+        files = micro_batch_files(self.checkpoint, batch_id)
+        data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
+        try:  # the step counts, in the driver, what the writer then need not observe
+            stepped = self.step(batch, batch_id, passes=1 if len(data) <= 1 else 2)
+            if not self.step.fused:
+                self.writer(stepped, batch_id, counts=self.step.counts)
+                return
+            small = _bytes(files) <= COLLECT_BELOW_BYTES
+            if not self.writer(stepped, batch_id, settle=self.step.settle, small=small):
+                # the one pass's seeds were not the micro-batch's: nothing was published
+                self.step.release()
+                self.writer(self.step(batch, batch_id, passes=2), batch_id,
+                            settle=self.step.settle, small=small)
+        finally:
+            self.step.release()
+
+
+def _bytes(files: list[str] | None) -> float:
+    """The size of a micro-batch's files; infinite when unknown (a topic, a remote file)."""
+    total = 0
+    for location in files if files is not None else ():
+        try:
+            total += os.path.getsize(local_path(location, "input"))
+        except (OSError, ConfigurationError):
+            return math.inf
+    return total if files is not None else math.inf

@@ -31,6 +31,48 @@ def forget_unplanned_files(query: str | Path) -> list[Path]:
     return changed
 
 
+def micro_batch_files(query: str | Path, batch_id: int) -> list[str] | None:
+    """The files micro-batch `batch_id` of the query checkpointed at `query` reads, from its
+    file sources' logs (the entries of the offsets after the micro-batch before it, up to its
+    own); None when a source is not a file source (a topic) or a log cannot be read."""
+    folder = Path(query)
+    try:
+        now = _source_offsets(folder / "offsets" / str(batch_id))
+        before = _source_offsets(folder / "offsets" / str(batch_id - 1)) \
+            if batch_id > 0 else {}
+        files = []
+        for number, offset in now.items():
+            if offset is None:
+                return None
+            first = (before.get(number) if before.get(number) is not None else -1) + 1
+            files += _entries(folder / "sources" / str(number), first, offset)
+        return files
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _source_offsets(batch: Path) -> dict[int, int | None]:
+    lines = batch.read_text(encoding="utf-8").splitlines()[2:]  # version, metadata, sources
+    return {number: _log_offset(line) for number, line in enumerate(lines)}
+
+
+def _entries(log: Path, first: int, last: int) -> list[str]:
+    """The paths a file source's log admits at offsets `first` to `last` (delta files, or a
+    compaction file holding them)."""
+    found: dict[str, None] = {}
+    numbered = [(int(entry.name.removesuffix(".compact")), entry) for entry in log.iterdir()
+                if entry.name.removesuffix(".compact").isdigit()]
+    for number, entry in sorted(numbered):
+        if number < first:
+            continue
+        for line in entry.read_text(encoding="utf-8").splitlines()[1:]:
+            if line.strip():
+                value = json.loads(line)
+                if first <= value["batchId"] <= last:
+                    found[value["path"]] = None
+    return list(found)
+
+
 def _lists_files(log: Path) -> bool:
     """Whether `log` is a file source's: entries of files (a topic's source keeps others)."""
     for entry in log.iterdir():
@@ -51,8 +93,7 @@ def _planned_offsets(offsets: Path) -> dict[int, int | None] | None:
     if not batches:
         return None
     latest = max(batches, key=lambda p: int(p.name))
-    lines = latest.read_text(encoding="utf-8").splitlines()[2:]  # version, metadata, sources
-    return {number: _log_offset(line) for number, line in enumerate(lines)}
+    return _source_offsets(latest)
 
 
 def _log_offset(line: str) -> int | None:

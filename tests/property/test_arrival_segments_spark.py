@@ -35,15 +35,14 @@ SCHEMA = T.StructType([T.StructField(C.FILE, T.StringType()), T.StructField(C.KE
 
 def _frame(spark, rows, tasks=1):
     """rows (file, key, line, arrival, candidate) in reading order, cut into `tasks` slices."""
-    return spark.sparkContext.parallelize(rows, tasks).toDF(SCHEMA).persist()
+    return spark.sparkContext.parallelize(rows, tasks).toDF(SCHEMA) \
+        .select("*", F.col("c").alias("_candidate"), F.col("a").alias("_arrival_us"))
 
 
 def _seeds(spark, rows, tasks=1, largest=None):
-    frame = _frame(spark, rows, tasks)
-    try:
-        return segment_seeds(frame, F.col("c"), "a", largest or {})
-    finally:
-        frame.unpersist()
+    cached, seeds = segment_seeds(_frame(spark, rows, tasks), largest or {})
+    cached.unpersist()
+    return seeds
 
 
 def test_segments_in_arrival_order_give_each_segment_the_largest_before_it(spark):
@@ -52,9 +51,8 @@ def test_segments_in_arrival_order_give_each_segment_the_largest_before_it(spark
     # f3's row has no candidate: it takes no part; f2 follows f1 for both keys
     assert _seeds(spark, rows, largest={"0": 95}) == {"f1": {"0": 95, "1": None},
                                                       "f2": {"0": 100, "1": 7}}
-    frame = _frame(spark, rows)
+    frame, seeds = segment_seeds(_frame(spark, rows), {})
     try:
-        seeds = segment_seeds(frame, F.col("c"), "a", {})
         got = frame.select(C.FILE, C.LINE, prior_largest(F.col("c"), seeds).alias("b")).collect()
         assert [(r[C.FILE], r[C.LINE], r["b"]) for r in got] == \
             [("f1", 1, None), ("f1", 2, None), ("f1", 3, 100), ("f2", 1, 100), ("f2", 2, 7),

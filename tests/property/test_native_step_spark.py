@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.spark.operators import native_step
+from asaql.spark.operators import step_frames
 from spark_harness import lines_of_both_steps, property_settings, replayed, same_value
 from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference
 from test_policy_spark import scenarios as policy_scenarios
@@ -98,7 +98,7 @@ def test_native_step_matches_the_references_whatever_the_micro_batches(scenario,
 def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path, monkeypatch):
     """Both paths, all files in one micro-batch, the same output files line for line. Per-key
     values go as tables joined by broadcast here (beyond MAP_LITERAL_KEYS keys in a real run)."""
-    monkeypatch.setattr(native_step, "MAP_LITERAL_KEYS", 0)
+    monkeypatch.setattr(step_frames, "MAP_LITERAL_KEYS", 0)
     work = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
         folder = work / "input"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from asaql.spark.source_log import forget_unplanned_files
+from asaql.spark.source_log import forget_unplanned_files, micro_batch_files
 
 METADATA = '{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}'
 
@@ -89,3 +89,22 @@ def test_a_source_that_is_not_a_file_source_is_left_alone(tmp_path):
 
 def test_a_query_not_started_yet_has_nothing_to_forget(tmp_path):
     assert forget_unplanned_files(tmp_path / "source-0") == []
+
+
+def test_a_micro_batchs_files_are_its_offsets_entries(tmp_path):
+    """micro_batch_files: the entries after the micro-batch before's offset, up to its own,
+    from delta files and a compaction file alike; None for a source that is not a file's."""
+    log = tmp_path / "sources" / "0"
+    _entry(log, "9.compact", *range(10))
+    _entry(log, "10", 10)
+    _entry(log, "11", 11)
+    _offsets(tmp_path, 4, '{"logOffset":7}')
+    _offsets(tmp_path, 5, '{"logOffset":9}')
+    _offsets(tmp_path, 6, '{"logOffset":11}')
+    assert micro_batch_files(tmp_path, 5) == ["file:///in/part-0008.jsonl",
+                                              "file:///in/part-0009.jsonl"]
+    assert micro_batch_files(tmp_path, 6) == ["file:///in/part-0010.jsonl",
+                                              "file:///in/part-0011.jsonl"]
+    _offsets(tmp_path, 7, '{"logOffset":11}', '{"topic":{"0":5}}')
+    assert micro_batch_files(tmp_path, 7) is None
+    assert micro_batch_files(tmp_path, 42) is None  # no such micro-batch

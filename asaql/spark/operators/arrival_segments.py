@@ -14,42 +14,46 @@ result is the same either way.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY
 from asaql.runtime.policy import NONE
-from asaql.spark.jvm_functions import arrival_break, prior_max
+from asaql.spark.jvm_functions import grouped, prior_max
+from asaql.spark.operators.step_stats import SEGMENTS, segment_columns, segment_values
 
+ANY_FILE = "*"  # in the seeds: every file not named (ArrivalScan.AnyFile)
 # Beyond this many (file, key) segments the seeds would make a large plan: sort instead.
 MAX_SEGMENTS = 2048
 
 
-def segment_seeds(rows: DataFrame, candidate: Column, arrival: str,
-                  largest: dict) -> dict | None:
-    """file → key → the largest candidate before the segment in its key's arrival order
-    (`largest`: the keys' largest from earlier micro-batches), or None when the segments do not
-    follow each other in arrival order. `rows` should be cached: this reads them once more."""
-    # the row-order expressions in a projection of their own: Spark takes no such expression
-    # inside an aggregate's arguments
-    read = rows.where(candidate.isNotNull()).select(
-        C.FILE, C.KEY, arrival, C.LINE, candidate.alias("_candidate"),
-        F.spark_partition_id().alias("_task"),
-        arrival_break(F.col(C.FILE), F.col(C.KEY), F.col(arrival), F.col(C.LINE))
-        .cast("int").alias("_break"))
-    # read in order (no break): a segment's first row has its least arrival and position
-    found = read.groupBy(C.FILE, C.KEY).agg(
-        F.min(arrival).alias("_a0"), F.min(C.LINE).alias("_p0"),
-        F.max(arrival).alias("_a1"), F.max(C.LINE).alias("_p1"),
-        F.max("_candidate").alias("_top"),
-        F.min("_task").alias("_task0"), F.max("_task").alias("_task1"),
-        F.max("_break").alias("_broken"),
-    ).limit(MAX_SEGMENTS + 1).collect()
+def segment_seeds(rows: DataFrame, largest: dict) -> tuple[DataFrame, dict | None]:
+    """`rows` (with `_candidate` and `_arrival_us`) cached, and file → key → the largest
+    candidate before the segment in its key's arrival order (`largest`: the keys' largest from
+    earlier micro-batches), or None when the segments do not follow each other in arrival
+    order. The segments are observed on the pass that fills the cache (step_stats.py): no
+    pass of their own."""
+    observation = Observation(f"asaql_segments_{id(rows)}")
+    cached = rows.select("*", *segment_columns()).observe(observation, grouped(
+        SEGMENTS[:-1], [F.col(C.FILE), F.col(C.KEY)], segment_values()[:-1]).alias("segments")) \
+        .persist()
+    cached.count()
+    found = [dict(zip((C.FILE, C.KEY, *(n for n, _ in SEGMENTS[:-1])), row))
+             for row in json.loads(observation.get["segments"])]
+    found = [row for row in found if row["_a0"] is not None]
     if len(found) > MAX_SEGMENTS:
-        return None
+        return cached, None
+    return cached, seeds_of(found, largest)
+
+
+def seeds_of(found: list[dict], largest: dict) -> dict | None:
+    """The seeds of the segments `found` (per (file, key): first and last arrival and
+    position, largest candidate, first and last task, whether read out of order), or None when
+    a segment was read out of order or by two tasks, or two of a key overlap."""
     by_key = defaultdict(list)
     for row in found:
         if row["_broken"] or row["_task0"] != row["_task1"]:
@@ -62,12 +66,41 @@ def segment_seeds(rows: DataFrame, candidate: Column, arrival: str,
             if (before["_a1"], before[C.FILE], before["_p1"]) > \
                     (after["_a0"], after[C.FILE], after["_p0"]):
                 return None
-        running = largest.get(key)
-        running = None if running in (None, NONE, INFINITY) else running
+        running = _known(largest.get(key))
         for row in segments:
             seeds[row[C.FILE]][key] = running
             running = row["_top"] if running is None else max(running, row["_top"])
     return dict(seeds)
+
+
+def carried_seeds(largest: dict) -> dict:
+    """Seeds for a pass that has not seen the micro-batch's segments: every file of a key
+    starts from the key's largest of earlier micro-batches (`fits` then says whether that was
+    right)."""
+    return {ANY_FILE: {key: value for key, value in largest.items()
+                       if _known(value) is not None}}
+
+
+def fits(found: list[dict], largest: dict, ooo_us: int) -> bool:
+    """Whether a pass run with `carried_seeds` gave each row the outcome the true seeds give:
+    a segment's seed may be larger than its key's carried largest (a segment of the key came
+    before it in this micro-batch), and each row tolerates any seed up to its `_tolerance`
+    (step_stats.py: the largest before it, or its own time plus the out-of-order tolerance)
+    without a change to its flags or its System.Timestamp."""
+    seeds = seeds_of(found, largest)
+    if seeds is None:
+        return False
+    for row in found:
+        seed, carried = seeds[row[C.FILE]][row[C.KEY]], _known(largest.get(row[C.KEY]))
+        if seed is None or (carried is not None and seed <= carried):
+            continue
+        if row["_tolerance"] is not None and seed > row["_tolerance"]:
+            return False
+    return True
+
+
+def _known(value):
+    return None if value in (None, NONE, INFINITY) else value
 
 
 def prior_largest(candidate: Column, seeds: dict) -> Column:

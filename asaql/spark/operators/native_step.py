@@ -23,12 +23,10 @@ general step.
 
 from __future__ import annotations
 
-import json
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -38,7 +36,14 @@ from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, UNBOUNDED_DISORDER, key_watermarks
 from asaql.runtime.step import StepSpec
-from asaql.spark.operators.arrival_segments import prior_largest, segment_seeds
+from asaql.spark.operators.arrival_segments import (
+    carried_seeds, fits, prior_largest, segment_seeds,
+)
+from asaql.spark.operators.native_state import NativeState, advance_clock
+from asaql.spark.operators.step_frames import conform, known, with_key_values
+from asaql.spark.operators.step_stats import (
+    late_sample, observed, read_observed, segment_columns, stats_columns,
+)
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
@@ -76,33 +81,6 @@ def floating_columns(spec: StepSpec, types: dict) -> frozenset:
                      and isinstance(types.get(a.column), T.FractionalType))
 
 
-@dataclass
-class NativeState:
-    """What the general step keeps per bucket, for all buckets: per key the largest accepted
-    System.Timestamp and (last arrival, the bucket's clock then); per bucket its clock; per key
-    (or '*') the watermark windows were closed with; the partial rows of open windows."""
-
-    largest: dict = field(default_factory=dict)
-    clocks: dict = field(default_factory=dict)
-    bucket_clocks: dict = field(default_factory=dict)
-    emitted: dict = field(default_factory=dict)
-    buckets: dict = field(default_factory=dict)  # key → its bucket
-    open_rows: int = 0
-
-    def dump(self) -> str:
-        return json.dumps({"largest": self.largest, "clocks": self.clocks,
-                           "bucket_clocks": {str(b): c for b, c in self.bucket_clocks.items()},
-                           "emitted": self.emitted, "buckets": self.buckets,
-                           "open_rows": self.open_rows})
-
-    @classmethod
-    def load(cls, text: str) -> "NativeState":
-        data = json.loads(text)
-        return cls(data["largest"], {k: tuple(v) for k, v in data["clocks"].items()},
-                   {int(b): c for b, c in data["bucket_clocks"].items()}, data["emitted"],
-                   data["buckets"], data["open_rows"])
-
-
 class NativeStep:
     """step input micro-batch → the general step's output rows, as a batch DataFrame."""
 
@@ -116,6 +94,8 @@ class NativeStep:
         self.cached: list[DataFrame] = []
         # the last micro-batch's counts, as the writer would observe them on the rows
         self.counts: dict | None = None
+        # the fused pass's observation, state and micro-batch, until `settle`
+        self.pending: tuple | None = None
 
     # ------------------------------------------------------------------ state
     def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
@@ -141,18 +121,27 @@ class NativeStep:
         return self.folder / f"open-{batch_id}-{statement}"
 
     # ------------------------------------------------------------------ the step
-    def __call__(self, batch: DataFrame, batch_id: int) -> DataFrame:
+    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0) -> DataFrame:
+        """The micro-batch's rows for the writer. Without windows and with the JVM engine, the
+        counts and the state can come out of the writer's own pass (`settle`, after it and
+        before anything is published): `passes` 1, that pass alone, each key's files starting
+        from the key's largest of earlier micro-batches (settle checks that this was right);
+        2, after a first pass that works out the seeds of the micro-batch's segments; 0, the
+        step's own jobs count before the writer (as windows need)."""
         spec, spark = self.spec, batch.sparkSession
         self.folder.mkdir(parents=True, exist_ok=True)
         state, previous = self._state(batch_id)
         ordered = spec.ordered
+        self.pending = None
+        if passes and self.scan and not ordered:
+            return self._fused(batch, batch_id, state, carried=passes == 1)
         rows, scanned = self._policy(batch, state, ordered)
         if scanned is None:
             rows = rows.persist()
             self.cached.append(rows)
-        stats = rows.groupBy(C.BUCKET, C.KEY).agg(*_stats_columns()).collect()
+        stats = rows.groupBy(C.BUCKET, C.KEY).agg(*stats_columns()).collect()
         # late events' flag needs no order: taken from the cached input when there is one
-        late = _late_sample(rows if scanned is None else scanned) \
+        late = late_sample(rows if scanned is None else scanned) \
             if any(row["_late"] for row in stats) else None
 
         ended, invoked = self._advance(state, stats)
@@ -185,9 +174,51 @@ class NativeStep:
         self._save(state, batch_id)
         stepped = None
         for part in parts:
-            conformed = _conform(part, self.out_schema)
+            conformed = conform(part, self.out_schema)
             stepped = conformed if stepped is None else stepped.unionByName(conformed)
         return stepped
+
+    def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
+               carried: bool) -> DataFrame:
+        """The micro-batch's events and malformed records in one projection (two filtered
+        parts would read the input twice), its statistics observed on the writer's pass.
+        `carried`: the out-of-order rule starts every file of a key from the key's largest of
+        earlier micro-batches, and `settle` checks that against the micro-batch's segments."""
+        segments = carried and self.spec.policy.ooo_us < UNBOUNDED_DISORDER
+        rows, _ = self._policy(batch, state, False,
+                               carried_seeds(state.largest) if carried else None)
+        if segments:
+            rows = rows.select("*", *segment_columns())
+        observation = Observation(f"asaql_step_{id(self)}_{batch_id}_{id(batch)}")
+        rows = rows.observe(observation, *observed(segments, self.spec.policy.ooo_us))
+        self.pending = (observation, state, batch_id, segments)
+        self.counts = None
+        accepted = F.col("_accepted")
+        shared = (C.FILE, C.LINE)
+        kept = rows.where(accepted | (F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull()))
+        return conform(kept.select(
+            *[F.col(c) if c in shared else F.when(accepted, F.col(c)).alias(c)
+              for c in dict.fromkeys((*self.spec.event_columns, *shared))],
+            F.timestamp_micros("_ts").alias(C.SYSTEM_TIMESTAMP), F.col("_flags").alias(C.FLAGS),
+            F.col(C.ERROR), F.when(F.col(C.ERROR).isNotNull(), F.col(C.RAW)).alias(C.RAW),
+            F.lit(C.EVENT).alias(C.ROW_KIND)), self.out_schema)
+
+    def settle(self) -> dict | None:
+        """After the fused pass ran (before its rows are published): the micro-batch's counts
+        and the step's state, from what it observed; None when a segment's rows would have
+        had other outcomes with the seeds the micro-batch's segments give (a key's earlier
+        file in the same micro-batch held a larger time than its carried largest, and a row
+        falls under it): then nothing is kept and the caller runs the micro-batch again
+        without fusing."""
+        observation, state, batch_id, carried = self.pending
+        self.pending = None
+        stats, segments, late = read_observed(observation.get)
+        if carried and not fits(segments, state.largest, self.spec.policy.ooo_us):
+            return None
+        _, invoked = self._advance(state, stats)
+        self._count_values(stats, state, self._watermarks(state, invoked), None, late)
+        self._save(state, batch_id)
+        return self.counts
 
     def release(self) -> None:
         for frame in self.cached:
@@ -195,11 +226,12 @@ class NativeStep:
         self.cached.clear()
 
     # ------------------------------------------------------------------ policy
-    def _policy(self, batch: DataFrame, state: NativeState,
-                ordered: bool) -> tuple[DataFrame, DataFrame | None]:
+    def _policy(self, batch: DataFrame, state: NativeState, ordered: bool,
+                seeds: dict | None = None) -> tuple[DataFrame, DataFrame | None]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
         asaql/runtime/policy.py's apply_policy computes them; → (the rows, the cached input
-        they are a cheap projection of when the scan ran: then they are not cached again)."""
+        they are a cheap projection of when the scan ran: then they are not cached again).
+        `seeds`: the arrival segments' seeds to use (the fused pass), none worked out here."""
         policy = self.spec.policy
         event = F.unix_micros(C.EVENT_TIME)
         arrival = F.unix_micros(C.ARRIVAL)
@@ -216,25 +248,26 @@ class NativeStep:
         floor = None
         if ordered and state.emitted:
             if self.spec.scope == "combined":
-                floor = F.lit(_known(state.emitted.get("*"))).cast("long")
+                floor = F.lit(known(state.emitted.get("*"))).cast("long")
             else:
                 first = with_key_values(first, C.KEY, "_floor", state.emitted)
                 floor = F.col("_floor")
-        candidate = F.when(F.col("_good") & ~F.col("_dropped0"), F.col("_stamped"))
+        first = first.select("*", F.when(F.col("_good") & ~F.col("_dropped0"),
+                                         F.col("_stamped")).alias("_candidate"))
+        candidate = F.col("_candidate")
         scanned = None
         if policy.ooo_us >= UNBOUNDED_DISORDER:
             # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
             # this, is below every datetime, so only the floor binds and no order is needed:
             # no shuffle, no sort, no window function
-            bound = F.lit(None).cast("long")
+            before = bound = F.lit(None).cast("long")
         else:
-            seeds = None
-            if self.scan:  # the input parsed once, read again by the segments' aggregate
-                first = first.persist()
+            given = seeds is not None
+            if self.scan and not given:  # the input parsed once, its segments seen then
+                first, seeds = segment_seeds(first, state.largest)
                 self.cached.append(first)
-                seeds = segment_seeds(first, candidate, "_arrival_us", state.largest)
             if seeds is not None:
-                before, scanned = prior_largest(candidate, seeds), first
+                before, scanned = prior_largest(candidate, seeds), None if given else first
             else:
                 first = with_key_values(first, C.KEY, "_carried", state.largest)
                 order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
@@ -243,7 +276,7 @@ class NativeStep:
             bound = before - F.lit(policy.ooo_us)
         if floor is not None:
             bound = F.greatest(bound, floor)
-        second = first.select("*", candidate.alias("_candidate"), bound.alias("_bound"))
+        second = first.select("*", bound.alias("_bound"), before.alias("_before"))
         ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
             F.col("_stamped") < F.col("_bound"), F.lit(False))
         dropped = F.col("_dropped0") | (ooo & F.lit(policy.drop))
@@ -270,10 +303,10 @@ class NativeStep:
             if row["_tick"] is not None:
                 ticks[row[C.BUCKET]] = max(ticks.get(row[C.BUCKET], NONE), row["_tick"])
         for bucket, value in ticks.items():
-            _advance_clock(state.bucket_clocks, bucket, value)
+            advance_clock(state.bucket_clocks, bucket, value)
         arrivals = [r for r in stats if r["_last_arrival"] is not None]
         for row in arrivals:
-            _advance_clock(state.bucket_clocks, row[C.BUCKET], row["_last_arrival"])
+            advance_clock(state.bucket_clocks, row[C.BUCKET], row["_last_arrival"])
         for row in arrivals:
             key, previous = row[C.KEY], state.clocks.get(row[C.KEY], (NONE, NONE))[0]
             state.clocks[key] = (max(previous, row["_last_arrival"]),
@@ -361,90 +394,28 @@ class NativeStep:
     # ------------------------------------------------------------------ counts
     def _counts(self, spark, stats, state: NativeState, marks: dict,
                 out_watermark, late: str | None) -> DataFrame:
-        names = ("_n", "_early", "_late", "_ooo", "_dropped")
-        values = [sum(row[n] or 0 for row in stats) for n in names]
-        clock = max(state.bucket_clocks.values(), default=None)
         fields = [T.StructField(n, T.LongType()) for n in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
         fields += [T.StructField(C.WATERMARKS, T.StringType()),
                    T.StructField(C.LATE_SAMPLE, T.StringType()),
                    T.StructField(C.ROW_KIND, T.IntegerType())]
+        row = self._count_values(stats, state, marks, out_watermark, late)
+        return spark.createDataFrame([row], T.StructType(fields))
+
+    def _count_values(self, stats, state: NativeState, marks: dict, out_watermark,
+                      late: str | None) -> tuple:
+        """The counts row's values; `counts` (for the writer) set from them."""
+        names = ("_n", "_early", "_late", "_ooo", "_dropped")
+        values = [sum(row[n] or 0 for row in stats) for n in names]
+        clock = max(state.bucket_clocks.values(), default=None)
         marks_text = watermarks_json(marks)
         row = (*values, state.open_rows, clock, out_watermark, marks_text, late, C.COUNTS)
         self.counts = {**dict(zip(("input", "early", "late", "ooo", "dropped"), values)),
                        "state": state.open_rows, "clock": clock, "out_wm": out_watermark,
                        "marks": [marks_text] if marks_text is not None else [],
                        "late_sample": late}
-        return spark.createDataFrame([row], T.StructType(fields))
-
-
-def _stats_columns() -> list[Column]:
-    """Per (bucket, key): what the driver needs of a micro-batch."""
-    good = F.col("_good")
-    flag = lambda bit: F.sum(F.when(good & ((F.col("_flags").bitwiseAND(bit)) != 0), 1)
-                             .otherwise(0))
-    return [
-        F.max("_candidate").alias("_top"),  # as apply_policy: ooo events count, can't raise it
-        F.sum(F.when(F.col(C.CONTROL).isNull(), 1).otherwise(0)).alias("_data"),
-        F.max(F.when(good, F.col("_arrival_us"))).alias("_last_arrival"),
-        F.sum(F.when(good, 1).otherwise(0)).alias("_n"),
-        flag(C.EARLY).alias("_early"), flag(C.LATE).alias("_late"),
-        flag(C.OUT_OF_ORDER).alias("_ooo"), flag(C.DROPPED).alias("_dropped"),
-        # the control records (control.py): the end of the input, the latest clock tick; as
-        # plain aggregates (a collect_set would take the whole aggregate off generated code)
-        F.max(F.when(F.col(C.CONTROL) == C.CONTROL_END, 1)).alias("_ended"),
-        F.max(F.when(F.col(C.CONTROL).startswith(C.CONTROL_TICK),
-                     F.split(C.CONTROL, ":").getItem(1).cast("long"))).alias("_tick"),
-    ]
-
-
-def _late_sample(rows: DataFrame) -> str | None:
-    """The first late event in arrival order (arrival, file, line), as the run's diagnostic
-    shows it (a JSON object)."""
-    first = rows.where(F.col("_good") & F.col("_late")) \
-        .orderBy(C.ARRIVAL, C.FILE, C.LINE).limit(1).select(F.to_json(F.struct(
-            F.col(C.FILE).alias("file"), F.col(C.LINE).alias("line"),
-            F.col(C.PARTITION).alias("partition"), F.col("_arrival_us").alias("arrival"),
-            F.unix_micros(C.EVENT_TIME).alias("eventTime"))).alias("sample")).collect()
-    return first[0]["sample"] if first else None
-
-
-def _conform(frame: DataFrame, schema: T.StructType) -> DataFrame:
-    """The frame with every column of `schema`, in order, of its type (NULL where absent)."""
-    present = set(frame.columns)
-    return frame.select(*[(F.col(f"`{f.name}`") if f.name in present else F.lit(None))
-                          .cast(f.dataType).alias(f.name) for f in schema.fields])
-
-
-def _known(value):
-    return None if value is None or value in (NONE, INFINITY) else value
-
-
-# Up to this many keys, per-key values travel as a map literal in the plan; beyond (substreams:
-# one key per device), as a small table joined by broadcast.
-MAP_LITERAL_KEYS = 256
-
-
-def with_key_values(frame: DataFrame, key: str, name: str, values: dict,
-                    extremes: bool = False) -> DataFrame:
-    """`frame` with column `name`: values[key] as a long, NULL for a key not there or with no
-    value (`extremes`: INFINITY and NONE are values too)."""
-    known = {k: int(v) for k, v in values.items()
-             if v is not None and (extremes or _known(v) is not None)}
-    if not known:
-        return frame.withColumn(name, F.lit(None).cast("long"))
-    if len(known) <= MAP_LITERAL_KEYS:
-        pairs = [item for k, v in known.items() for item in (F.lit(k), F.lit(v).cast("long"))]
-        return frame.withColumn(name, F.element_at(F.create_map(*pairs), F.col(key)))
-    table = frame.sparkSession.createDataFrame(
-        list(known.items()), T.StructType([T.StructField("_k", T.StringType()),
-                                           T.StructField(name, T.LongType())]))
-    return frame.join(F.broadcast(table), frame[key] == table["_k"], "left").drop("_k")
+        return row
 
 
 def _batch_of(path: Path) -> int:
     """The micro-batch of a state file or open-windows folder (state-B.json, open-B-S)."""
     return int(path.name.split(".")[0].split("-")[1])
-
-
-def _advance_clock(clocks: dict, bucket: int, value: int) -> None:
-    clocks[bucket] = value if clocks.get(bucket) is None else max(clocks[bucket], value)

@@ -111,12 +111,20 @@ class NativeBatch:
     step: NativeStep
     renames: dict
 
-    def __call__(self, batch: DataFrame, batch_id: int) -> DataFrame:
-        return _named_back(self.step(batch, batch_id), self.renames)
+    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0) -> DataFrame:
+        return _named_back(self.step(batch, batch_id, passes), self.renames)
 
     @property
     def counts(self) -> dict | None:
         return self.step.counts
+
+    @property
+    def fused(self) -> bool:
+        """Whether the last micro-batch took the fused pass (then `settle` follows it)."""
+        return self.step.pending is not None
+
+    def settle(self) -> dict | None:
+        return self.step.settle()
 
     def release(self) -> None:
         self.step.release()

@@ -21,6 +21,8 @@ import org.apache.spark.unsafe.types.UTF8String
 object ArrivalScan {
   val BreakName = "asaql_arrival_break"
   val PriorName = "asaql_prior_max"
+  /** The seeds' file for every file not named in them (a file's path is never "*"). */
+  val AnyFile = "*"
 
   /** A segment's running values: its last row's position and arrival, the largest value
     * before that row, the largest up to it. */
@@ -94,9 +96,9 @@ case class ArrivalBreak(file: Expression, key: Expression, arrival: Expression,
 
 /** asaql_prior_max(file, key, position, value, seeds): the largest `value` of the segment's
   * rows read before this one in the task, and of the segment's seed (`seeds`: a JSON object,
-  * file → key → the largest value before the segment, or null); NULL when there is none. A row
-  * evaluated again (same position, as when Spark evaluates an expression twice) gets the same
-  * answer. */
+  * file → key → the largest value before the segment, or null; the file "*" stands for every
+  * file not named); NULL when there is none. A row evaluated again (same position, as when
+  * Spark evaluates an expression twice) gets the same answer. */
 case class PriorMax(file: Expression, key: Expression, position: Expression, value: Expression,
                     seeds: Expression)
   extends Expression with Nondeterministic with CodegenFallback {
@@ -127,7 +129,9 @@ case class PriorMax(file: Expression, key: Expression, position: Expression, val
     val p = position.eval(input).asInstanceOf[Long]
     var state = segments.get(f, k)
     if (state == null) {
-      val seed = seedOf.get(f.toString + "\u0000" + k.toString)
+      val segment = f.toString + "\u0000" + k.toString
+      val seed = if (seedOf.containsKey(segment)) seedOf.get(segment)
+        else seedOf.get(ArrivalScan.AnyFile + "\u0000" + k.toString)
       state = new ArrivalScan.Running(Long.MinValue, 0L, seed, seed)
       segments.add(k, state)
     } else if (state.position == p) {

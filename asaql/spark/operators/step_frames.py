@@ -1,0 +1,44 @@
+"""DataFrame helpers of the native step: per-key values from the driver joined to rows, and
+a frame conformed to the step's output schema."""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.runtime.bucket import INFINITY
+from asaql.runtime.policy import NONE
+
+
+def conform(frame: DataFrame, schema: T.StructType) -> DataFrame:
+    """The frame with every column of `schema`, in order, of its type (NULL where absent)."""
+    present = set(frame.columns)
+    return frame.select(*[(F.col(f"`{f.name}`") if f.name in present else F.lit(None))
+                          .cast(f.dataType).alias(f.name) for f in schema.fields])
+
+
+def known(value):
+    return None if value is None or value in (NONE, INFINITY) else value
+
+
+# Up to this many keys, per-key values travel as a map literal in the plan; beyond (substreams:
+# one key per device), as a small table joined by broadcast.
+MAP_LITERAL_KEYS = 256
+
+
+def with_key_values(frame: DataFrame, key: str, name: str, values: dict,
+                    extremes: bool = False) -> DataFrame:
+    """`frame` with column `name`: values[key] as a long, NULL for a key not there or with no
+    value (`extremes`: INFINITY and NONE are values too)."""
+    given = {k: int(v) for k, v in values.items()
+             if v is not None and (extremes or known(v) is not None)}
+    if not given:
+        return frame.withColumn(name, F.lit(None).cast("long"))
+    if len(given) <= MAP_LITERAL_KEYS:
+        pairs = [item for k, v in given.items() for item in (F.lit(k), F.lit(v).cast("long"))]
+        return frame.withColumn(name, F.element_at(F.create_map(*pairs), F.col(key)))
+    table = frame.sparkSession.createDataFrame(
+        list(given.items()), T.StructType([T.StructField("_k", T.StringType()),
+                                           T.StructField(name, T.LongType())]))
+    return frame.join(F.broadcast(table), frame[key] == table["_k"], "left").drop("_k")
