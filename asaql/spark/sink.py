@@ -154,8 +154,8 @@ class BatchWriter:
         observed = batch.observe(observation, *(
             _error_counters() if counts is not None or settle is not None
             else _counters(self.stateful)))
-        if counts is not None:
-            small = counts["input"] <= COLLECT_BELOW
+        if counts is not None:  # the step's rows when it knows them (windows), else events
+            small = counts.get("step_rows", counts["input"]) <= COLLECT_BELOW
         collects = {id(sink): sink.collects or (small and sink.spark_file)
                     for _, sink in self.outputs if isinstance(sink, LineSink)}
         # Spark's passes over the micro-batch: one per folder statement, one per `.jsonl`

@@ -40,7 +40,7 @@ def _frame(spark, rows, tasks=1):
 
 
 def _seeds(spark, rows, tasks=1, largest=None):
-    cached, seeds = segment_seeds(_frame(spark, rows, tasks), largest or {})
+    cached, seeds, _ = segment_seeds(_frame(spark, rows, tasks), largest or {})
     cached.unpersist()
     return seeds
 
@@ -51,7 +51,7 @@ def test_segments_in_arrival_order_give_each_segment_the_largest_before_it(spark
     # f3's row has no candidate: it takes no part; f2 follows f1 for both keys
     assert _seeds(spark, rows, largest={"0": 95}) == {"f1": {"0": 95, "1": None},
                                                       "f2": {"0": 100, "1": 7}}
-    frame, seeds = segment_seeds(_frame(spark, rows), {})
+    frame, seeds, _ = segment_seeds(_frame(spark, rows), {})
     try:
         got = frame.select(C.FILE, C.LINE, prior_largest(F.col("c"), seeds).alias("b")).collect()
         assert [(r[C.FILE], r[C.LINE], r["b"]) for r in got] == \

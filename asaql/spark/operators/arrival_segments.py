@@ -31,23 +31,25 @@ ANY_FILE = "*"  # in the seeds: every file not named (ArrivalScan.AnyFile)
 MAX_SEGMENTS = 2048
 
 
-def segment_seeds(rows: DataFrame, largest: dict) -> tuple[DataFrame, dict | None]:
-    """`rows` (with `_candidate` and `_arrival_us`) cached, and file → key → the largest
-    candidate before the segment in its key's arrival order (`largest`: the keys' largest from
-    earlier micro-batches), or None when the segments do not follow each other in arrival
-    order. The segments are observed on the pass that fills the cache (step_stats.py): no
-    pass of their own."""
+def segment_seeds(rows: DataFrame, largest: dict,
+                  also: tuple = ()) -> tuple[DataFrame, dict | None, dict]:
+    """`rows` (with `_candidate` and `_arrival_us`) cached, file → key → the largest candidate
+    before the segment in its key's arrival order (`largest`: the keys' largest from earlier
+    micro-batches) or None when the segments do not follow each other in arrival order, and
+    the values of the aggregates `also`. The segments and `also` are observed on the pass that
+    fills the cache (step_stats.py): no pass of their own."""
     observation = Observation(f"asaql_segments_{id(rows)}")
     cached = rows.select("*", *segment_columns()).observe(observation, grouped(
-        SEGMENTS[:-1], [F.col(C.FILE), F.col(C.KEY)], segment_values()[:-1]).alias("segments")) \
-        .persist()
+        SEGMENTS[:-1], [F.col(C.FILE), F.col(C.KEY)], segment_values()[:-1]).alias("segments"),
+        *also).persist()
     cached.count()
+    seen = observation.get
     found = [dict(zip((C.FILE, C.KEY, *(n for n, _ in SEGMENTS[:-1])), row))
-             for row in json.loads(observation.get["segments"])]
+             for row in json.loads(seen["segments"])]
     found = [row for row in found if row["_a0"] is not None]
     if len(found) > MAX_SEGMENTS:
-        return cached, None
-    return cached, seeds_of(found, largest)
+        return cached, None, seen
+    return cached, seeds_of(found, largest), seen
 
 
 def seeds_of(found: list[dict], largest: dict) -> dict | None:

@@ -42,7 +42,8 @@ from asaql.spark.operators.arrival_segments import (
 from asaql.spark.operators.native_state import NativeState, advance_clock
 from asaql.spark.operators.step_frames import conform, known, with_key_values
 from asaql.spark.operators.step_stats import (
-    late_sample, observed, read_observed, segment_columns, stats_columns,
+    before_order, late_sample, observed, order_flags, read_observed, segment_columns,
+    stats_columns,
 )
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
@@ -135,14 +136,19 @@ class NativeStep:
         self.pending = None
         if passes and self.scan and not ordered:
             return self._fused(batch, batch_id, state, carried=passes == 1)
-        rows, scanned = self._policy(batch, state, ordered)
-        if scanned is None:
-            rows = rows.persist()
-            self.cached.append(rows)
-        stats = rows.groupBy(C.BUCKET, C.KEY).agg(*stats_columns()).collect()
-        # late events' flag needs no order: taken from the cached input when there is one
-        late = late_sample(rows if scanned is None else scanned) \
-            if any(row["_late"] for row in stats) else None
+        rows, scanned, seen = self._policy(batch, state, ordered)
+        flags = None  # the out-of-order rule's counts, observed on the first window's pass
+        if seen is not None:  # observed on the pass that filled the cache
+            stats, _, late = read_observed(seen)
+            flags = Observation(f"asaql_flags_{id(self)}_{batch_id}_{id(batch)}")
+        else:
+            if scanned is None:
+                rows = rows.persist()
+                self.cached.append(rows)
+            stats = rows.groupBy(C.BUCKET, C.KEY).agg(*stats_columns()).collect()
+            # late events' flag needs no order: taken from the cached input when there is one
+            late = late_sample(rows if scanned is None else scanned) \
+                if any(row["_late"] for row in stats) else None
 
         ended, invoked = self._advance(state, stats)
         marks = self._watermarks(state, invoked)
@@ -151,18 +157,22 @@ class NativeStep:
             parts.append(rows.where(F.col("_accepted")).select(
                 *spec.event_columns, F.timestamp_micros("_ts").alias(C.SYSTEM_TIMESTAMP),
                 F.col("_flags").alias(C.FLAGS), F.lit(C.EVENT).alias(C.ROW_KIND)))
-        parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull()).select(
-            C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
+        if seen is None or seen["malformed"]:  # else no pass over the rows for none
+            parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull())
+                         .select(C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
         out_watermark = None
         if ordered:
             closing = {k: INFINITY for k in marks} if ended else marks
             closed_until: dict = {}
-            open_rows = 0
-            for statement in spec.statements:
-                result, kept = self._windows(statement, rows, state, previous, batch_id,
-                                             closing, closed_until)
+            open_rows = closed = 0
+            for number, statement in enumerate(spec.statements):
+                source = rows.observe(flags, *order_flags()) \
+                    if flags is not None and number == 0 else rows
+                result, kept, ended_now = self._windows(statement, source, state, previous,
+                                                        batch_id, closing, closed_until)
                 parts.append(result)
                 open_rows += kept
+                closed += ended_now
             state.open_rows = open_rows
             emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
@@ -170,7 +180,12 @@ class NativeStep:
             state.emitted = {**{k: v for k, v in state.emitted.items()
                                 if state.buckets.get(k) not in invoked}, **emitted}
             out_watermark = closing.get("*") if spec.scope == "combined" else None
-        parts.append(self._counts(spark, stats, state, marks, out_watermark, late))
+        counted = None
+        if flags is not None:
+            counted = flags.get if spec.statements else rows.agg(*order_flags()).first().asDict()
+        parts.append(self._counts(spark, stats, state, marks, out_watermark, late, counted))
+        if ordered and not spec.event_columns and not (seen is None or seen["malformed"]):
+            self.counts["step_rows"] = closed  # the writer's rows: the windows closed
         self._save(state, batch_id)
         stepped = None
         for part in parts:
@@ -185,8 +200,8 @@ class NativeStep:
         `carried`: the out-of-order rule starts every file of a key from the key's largest of
         earlier micro-batches, and `settle` checks that against the micro-batch's segments."""
         segments = carried and self.spec.policy.ooo_us < UNBOUNDED_DISORDER
-        rows, _ = self._policy(batch, state, False,
-                               carried_seeds(state.largest) if carried else None)
+        rows, _, _ = self._policy(batch, state, False,
+                                  carried_seeds(state.largest) if carried else None)
         if segments:
             rows = rows.select("*", *segment_columns())
         observation = Observation(f"asaql_step_{id(self)}_{batch_id}_{id(batch)}")
@@ -227,11 +242,13 @@ class NativeStep:
 
     # ------------------------------------------------------------------ policy
     def _policy(self, batch: DataFrame, state: NativeState, ordered: bool,
-                seeds: dict | None = None) -> tuple[DataFrame, DataFrame | None]:
+                seeds: dict | None = None) -> tuple[DataFrame, DataFrame | None, dict | None]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
         asaql/runtime/policy.py's apply_policy computes them; → (the rows, the cached input
         they are a cheap projection of when the scan ran: then they are not cached again).
-        `seeds`: the arrival segments' seeds to use (the fused pass), none worked out here."""
+        `seeds`: the arrival segments' seeds to use (the fused pass), none worked out here;
+        else, when the scan works them out, → also what it observed (step_stats.py's
+        `before_order`), else None."""
         policy = self.spec.policy
         event = F.unix_micros(C.EVENT_TIME)
         arrival = F.unix_micros(C.ARRIVAL)
@@ -255,7 +272,7 @@ class NativeStep:
         first = first.select("*", F.when(F.col("_good") & ~F.col("_dropped0"),
                                          F.col("_stamped")).alias("_candidate"))
         candidate = F.col("_candidate")
-        scanned = None
+        scanned = seen = None
         if policy.ooo_us >= UNBOUNDED_DISORDER:
             # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
             # this, is below every datetime, so only the floor binds and no order is needed:
@@ -264,7 +281,7 @@ class NativeStep:
         else:
             given = seeds is not None
             if self.scan and not given:  # the input parsed once, its segments seen then
-                first, seeds = segment_seeds(first, state.largest)
+                first, seeds, seen = segment_seeds(first, state.largest, before_order())
                 self.cached.append(first)
             if seeds is not None:
                 before, scanned = prior_largest(candidate, seeds), None if given else first
@@ -289,7 +306,7 @@ class NativeStep:
         accepted = F.col("_good") & ~dropped
         return second.select(
             "*", accepted.alias("_accepted"), F.when(accepted, stamped).alias("_ts"),
-            F.when(F.col("_good"), flags).alias("_flags")), scanned
+            F.when(F.col("_good"), flags).alias("_flags")), scanned, seen
 
     # ------------------------------------------------------------------ clocks, watermarks
     def _advance(self, state: NativeState, stats) -> tuple[bool, set]:
@@ -336,7 +353,9 @@ class NativeStep:
 
     # ------------------------------------------------------------------ windows
     def _windows(self, st, rows: DataFrame, state: NativeState, previous: int | None,
-                 batch_id: int, closing: dict, closed_until: dict) -> tuple[DataFrame, int]:
+                 batch_id: int, closing: dict, closed_until: dict) -> tuple[DataFrame, int, int]:
+        """One windowed statement: → (its closed windows' rows, the open windows kept, the
+        windows closed)."""
         combined = self.spec.scope == "combined"
         chosen = F.col("_accepted")
         if st.where is not None:
@@ -376,7 +395,8 @@ class NativeStep:
         closes = F.coalesce(F.col("_end") < F.col("_due"), F.lit(False))
         summary = merged.groupBy("_scope").agg(
             F.max(F.when(closes, F.col("_end"))).alias("_last"),
-            F.sum(F.when(~closes, 1).otherwise(0)).alias("_open")).collect()
+            F.sum(F.when(~closes, 1).otherwise(0)).alias("_open"),
+            F.sum(F.when(closes, 1).otherwise(0)).alias("_closed")).collect()
         for row in summary:
             if row["_last"] is not None:
                 closed_until[row["_scope"]] = max(closed_until.get(row["_scope"], NONE),
@@ -389,23 +409,26 @@ class NativeStep:
             *[F.col(g).alias(r) for g, r in zip(st.groups, st.result_groups)],
             *[finished(a, i, self.floating).alias(r) for i, (a, r) in
               enumerate(zip(st.aggregates, st.result_aggregates))])
-        return result, sum(row["_open"] for row in summary)
+        return result, sum(row["_open"] for row in summary), \
+            sum(row["_closed"] for row in summary)
 
     # ------------------------------------------------------------------ counts
     def _counts(self, spark, stats, state: NativeState, marks: dict,
-                out_watermark, late: str | None) -> DataFrame:
+                out_watermark, late: str | None, flags: dict | None = None) -> DataFrame:
         fields = [T.StructField(n, T.LongType()) for n in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
         fields += [T.StructField(C.WATERMARKS, T.StringType()),
                    T.StructField(C.LATE_SAMPLE, T.StringType()),
                    T.StructField(C.ROW_KIND, T.IntegerType())]
-        row = self._count_values(stats, state, marks, out_watermark, late)
+        row = self._count_values(stats, state, marks, out_watermark, late, flags)
         return spark.createDataFrame([row], T.StructType(fields))
 
     def _count_values(self, stats, state: NativeState, marks: dict, out_watermark,
-                      late: str | None) -> tuple:
-        """The counts row's values; `counts` (for the writer) set from them."""
+                      late: str | None, flags: dict | None = None) -> tuple:
+        """The counts row's values; `counts` (for the writer) set from them. `flags`: the
+        out-of-order rule's counts, when the stats were taken before it."""
         names = ("_n", "_early", "_late", "_ooo", "_dropped")
-        values = [sum(row[n] or 0 for row in stats) for n in names]
+        values = [(flags[n] or 0) if flags and n in flags else
+                  sum(row[n] or 0 for row in stats) for n in names]
         clock = max(state.bucket_clocks.values(), default=None)
         marks_text = watermarks_json(marks)
         row = (*values, state.open_rows, clock, out_watermark, marks_text, late, C.COUNTS)

@@ -27,16 +27,20 @@ SEGMENTS = (("_a0", "n"), ("_p0", "n"), ("_a1", "x"), ("_p1", "x"), ("_top", "x"
 _LONG_MIN = -(2 ** 63)
 
 
-def _stat_values() -> list[Column]:
-    """The values of STATS, per row (summed, or the largest taken, by the caller)."""
+def _stat_values(ordered: bool = True) -> list[Column]:
+    """The values of STATS, per row (summed, or the largest taken, by the caller). Before the
+    out-of-order rule (not `ordered`: the pass that fills the cache), its flags are NULL."""
     good = F.col("_good")
     flag = lambda bit: F.when(good & ((F.col("_flags").bitwiseAND(bit)) != 0), 1).otherwise(0)
+    before = lambda column: F.when(good & F.col(column), 1).otherwise(0)
+    unknown = F.lit(None).cast("long")
     return [
         F.col("_candidate"),  # as apply_policy: ooo events count, can't raise it
         F.when(F.col(C.CONTROL).isNull(), 1).otherwise(0),
         F.when(good, F.col("_arrival_us")),
         F.when(good, 1).otherwise(0),
-        flag(C.EARLY), flag(C.LATE), flag(C.OUT_OF_ORDER), flag(C.DROPPED),
+        *((flag(C.EARLY), flag(C.LATE), flag(C.OUT_OF_ORDER), flag(C.DROPPED)) if ordered
+          else (before("_early"), before("_late"), unknown, unknown)),
         # the control records (control.py): the end of the input, the latest clock tick
         F.when(F.col(C.CONTROL) == C.CONTROL_END, 1),
         F.when(F.col(C.CONTROL).startswith(C.CONTROL_TICK),
@@ -110,6 +114,24 @@ def observed(segments: bool, ooo_us: int) -> list[Column]:
         columns.append(grouped(SEGMENTS, [F.col(C.FILE), F.col(C.KEY)],
                                segment_values(ooo_us)).alias("segments"))
     return columns
+
+
+def before_order() -> list[Column]:
+    """The statistics, the late sample and the malformed records' count as `observe` collects
+    them on the pass that fills the cache, before the out-of-order rule: all but its two
+    counts (`order_flags`)."""
+    order = late_order()
+    return [grouped(STATS, [F.col(C.BUCKET), F.col(C.KEY)], _stat_values(False)).alias("stats"),
+            F.min_by(F.when(order.isNotNull(), late_json()), order).alias("late"),
+            F.sum(F.when(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull(), 1)
+                  .otherwise(0)).alias("malformed")]
+
+
+def order_flags() -> list[Column]:
+    """The out-of-order rule's two counts, over the rows after it."""
+    good = F.col("_good")
+    return [F.sum(F.when(good & (F.col("_flags").bitwiseAND(bit) != 0), 1).otherwise(0))
+            .alias(name) for bit, name in ((C.OUT_OF_ORDER, "_ooo"), (C.DROPPED, "_dropped"))]
 
 
 def read_observed(values: dict) -> tuple[list[dict], list[dict] | None, str | None]:
