@@ -43,9 +43,11 @@ from asaql.spark.source_log import forget_unplanned_files
 SETTINGS_FILE = "asaql-settings.json"
 # `explain --spark`: the streaming plan ends at the step's input; the native step runs per
 # micro-batch as batch jobs of their own (operators/native_step.py).
-NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the policy as a window "
-                    "function per key, the watermarks in the driver, windows as partial aggregates "
-                    "merged with the open windows' (Spark batch jobs)\n")
+NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the policy per key in "
+                    "arrival order (a scan of arrival segments, or a window function), the "
+                    "watermarks in the driver, windows as partial aggregates merged with the open "
+                    "windows' (Spark batch jobs); without windows, its counts observed on the "
+                    "writer's pass (one pass for a micro-batch of one file)\n")
 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
