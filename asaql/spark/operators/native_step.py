@@ -223,12 +223,12 @@ class NativeStep:
         and the step's state, from what it observed; None when a segment's rows would have
         had other outcomes with the seeds the micro-batch's segments give (a key's earlier
         file in the same micro-batch held a larger time than its carried largest, and a row
-        falls under it): then nothing is kept and the caller runs the micro-batch again
-        without fusing."""
-        observation, state, batch_id, carried = self.pending
+        falls under it): then nothing is kept and the caller runs the micro-batch again the
+        two-pass way."""
+        observation, state, batch_id, check = self.pending  # check: the carried seeds
         self.pending = None
         stats, segments, late = read_observed(observation.get)
-        if carried and not fits(segments, state.largest, self.spec.policy.ooo_us):
+        if check and not fits(segments, state.largest, self.spec.policy.ooo_us):
             return None
         _, invoked = self._advance(state, stats)
         self._count_values(stats, state, self._watermarks(state, invoked), None, late)
