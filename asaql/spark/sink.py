@@ -347,7 +347,8 @@ class SteppedBatch:
         self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
 
     def __call__(self, batch, batch_id: int) -> None:
-        files = micro_batch_files(self.checkpoint, batch_id)
+        # the file source's log is read only for a step that may use it
+        files = micro_batch_files(self.checkpoint, batch_id) if self.step.fusable else None
         data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
         try:  # the step counts, in the driver, what the writer then need not observe
             stepped = self.step(batch, batch_id, passes=1 if len(data) <= 1 else 2)

@@ -14,17 +14,17 @@ result is the same either way.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
-from asaql.runtime.bucket import INFINITY
-from asaql.runtime.policy import NONE
 from asaql.spark.jvm_functions import grouped, prior_max
-from asaql.spark.operators.step_stats import SEGMENTS, segment_columns, segment_values
+from asaql.spark.operators.step_frames import known
+from asaql.spark.operators.step_stats import (
+    SEGMENTS, grouped_rows, segment_columns, segment_values,
+)
 
 ANY_FILE = "*"  # in the seeds: every file not named (ArrivalScan.AnyFile)
 # Beyond this many (file, key) segments the seeds would make a large plan: sort instead.
@@ -44,9 +44,8 @@ def segment_seeds(rows: DataFrame, largest: dict,
         *also).persist()
     cached.count()
     seen = observation.get
-    found = [dict(zip((C.FILE, C.KEY, *(n for n, _ in SEGMENTS[:-1])), row))
-             for row in json.loads(seen["segments"])]
-    found = [row for row in found if row["_a0"] is not None]
+    found = [row for row in grouped_rows(seen["segments"], (C.FILE, C.KEY), SEGMENTS[:-1])
+             if row["_a0"] is not None]
     if len(found) > MAX_SEGMENTS:
         return cached, None, seen
     return cached, seeds_of(found, largest), seen
@@ -68,7 +67,7 @@ def seeds_of(found: list[dict], largest: dict) -> dict | None:
             if (before["_a1"], before[C.FILE], before["_p1"]) > \
                     (after["_a0"], after[C.FILE], after["_p0"]):
                 return None
-        running = _known(largest.get(key))
+        running = known(largest.get(key))
         for row in segments:
             seeds[row[C.FILE]][key] = running
             running = row["_top"] if running is None else max(running, row["_top"])
@@ -80,7 +79,7 @@ def carried_seeds(largest: dict) -> dict:
     starts from the key's largest of earlier micro-batches (`fits` then says whether that was
     right)."""
     return {ANY_FILE: {key: value for key, value in largest.items()
-                       if _known(value) is not None}}
+                       if known(value) is not None}}
 
 
 def fits(found: list[dict], largest: dict, ooo_us: int) -> bool:
@@ -93,16 +92,12 @@ def fits(found: list[dict], largest: dict, ooo_us: int) -> bool:
     if seeds is None:
         return False
     for row in found:
-        seed, carried = seeds[row[C.FILE]][row[C.KEY]], _known(largest.get(row[C.KEY]))
+        seed, carried = seeds[row[C.FILE]][row[C.KEY]], known(largest.get(row[C.KEY]))
         if seed is None or (carried is not None and seed <= carried):
             continue
         if row["_tolerance"] is not None and seed > row["_tolerance"]:
             return False
     return True
-
-
-def _known(value):
-    return None if value in (None, NONE, INFINITY) else value
 
 
 def prior_largest(candidate: Column, seeds: dict) -> Column:

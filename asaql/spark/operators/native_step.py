@@ -134,7 +134,7 @@ class NativeStep:
         state, previous = self._state(batch_id)
         ordered = spec.ordered
         self.pending = None
-        if passes and self.scan and not ordered:
+        if passes and self.fusable:
             return self._fused(batch, batch_id, state, carried=passes == 1)
         rows, scanned, seen = self._policy(batch, state, ordered)
         flags = None  # the out-of-order rule's counts, observed on the first window's pass
@@ -192,6 +192,11 @@ class NativeStep:
             conformed = conform(part, self.out_schema)
             stepped = conformed if stepped is None else stepped.unionByName(conformed)
         return stepped
+
+    @property
+    def fusable(self) -> bool:
+        """Whether the writer's pass can count for the step: no windows, the JVM engine."""
+        return self.scan and not self.spec.ordered
 
     def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
                carried: bool) -> DataFrame:

@@ -119,6 +119,10 @@ class NativeBatch:
         return self.step.counts
 
     @property
+    def fusable(self) -> bool:
+        return self.step.fusable
+
+    @property
     def fused(self) -> bool:
         """Whether the last micro-batch took the fused pass (then `settle` follows it)."""
         return self.step.pending is not None

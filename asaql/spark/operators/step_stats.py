@@ -21,7 +21,7 @@ from asaql.spark.jvm_functions import arrival_break, grouped
 STATS = (("_top", "x"), ("_data", "s"), ("_last_arrival", "x"), ("_n", "s"), ("_early", "s"),
          ("_late", "s"), ("_ooo", "s"), ("_dropped", "s"), ("_ended", "x"), ("_tick", "x"))
 # Per arrival segment (file, key): what arrival_segments.py checks, and the seed each of its
-# rows tolerates (fused_tolerance)
+# rows tolerates (`segment_values`)
 SEGMENTS = (("_a0", "n"), ("_p0", "n"), ("_a1", "x"), ("_p1", "x"), ("_top", "x"),
             ("_task0", "n"), ("_task1", "x"), ("_broken", "x"), ("_tolerance", "n"))
 _LONG_MIN = -(2 ** 63)
@@ -102,14 +102,24 @@ def segment_values(ooo_us: int = 0) -> list[Column]:
             F.col("_break"), chosen(tolerance)]
 
 
+def _first_late() -> Column:
+    """The first late event of the rows, as an aggregate (`late_json`, NULL when none)."""
+    order = late_order()
+    return F.min_by(F.when(order.isNotNull(), late_json()), order).alias("late")
+
+
+def grouped_rows(text: str, groups: tuple, ops: tuple) -> list[dict]:
+    """An `asaql_grouped` value (JSON) → a dict per group: the `groups`' names, then ops'."""
+    return [dict(zip((*groups, *(name for name, _ in ops)), row)) for row in json.loads(text)]
+
+
 def observed(segments: bool, ooo_us: int) -> list[Column]:
     """The aggregates `observe` collects on the fused pass over `rows` (native_step.py's
     policy columns, `_before`: the largest before each row with the seeds it used, and
     `segment_columns` when `segments`): `stats`, `late` and, when the out-of-order rule ran on
     arrival segments, `segments`."""
-    order = late_order()
     columns = [grouped(STATS, [F.col(C.BUCKET), F.col(C.KEY)], _stat_values()).alias("stats"),
-               F.min_by(F.when(order.isNotNull(), late_json()), order).alias("late")]
+               _first_late()]
     if segments:
         columns.append(grouped(SEGMENTS, [F.col(C.FILE), F.col(C.KEY)],
                                segment_values(ooo_us)).alias("segments"))
@@ -120,9 +130,8 @@ def before_order() -> list[Column]:
     """The statistics, the late sample and the malformed records' count as `observe` collects
     them on the pass that fills the cache, before the out-of-order rule: all but its two
     counts (`order_flags`)."""
-    order = late_order()
     return [grouped(STATS, [F.col(C.BUCKET), F.col(C.KEY)], _stat_values(False)).alias("stats"),
-            F.min_by(F.when(order.isNotNull(), late_json()), order).alias("late"),
+            _first_late(),
             F.sum(F.when(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull(), 1)
                   .otherwise(0)).alias("malformed")]
 
@@ -136,13 +145,11 @@ def order_flags() -> list[Column]:
 
 def read_observed(values: dict) -> tuple[list[dict], list[dict] | None, str | None]:
     """`observe`'s values → (the stats rows, the segments' rows or None, the late sample)."""
-    stats = [dict(zip((C.BUCKET, C.KEY, *(n for n, _ in STATS)), row))
-             for row in json.loads(values["stats"])]
+    stats = grouped_rows(values["stats"], (C.BUCKET, C.KEY), STATS)
     for row in stats:
         row[C.BUCKET] = int(row[C.BUCKET])
     segments = None
-    if "segments" in values:
-        segments = [dict(zip((C.FILE, C.KEY, *(n for n, _ in SEGMENTS)), row))
-                    for row in json.loads(values["segments"])]
-        segments = [row for row in segments if row["_a0"] is not None]
+    if "segments" in values:  # a group seen only in rows no candidate of the rule: none
+        segments = [row for row in grouped_rows(values["segments"], (C.FILE, C.KEY), SEGMENTS)
+                    if row["_a0"] is not None]
     return stats, segments, values.get("late")
