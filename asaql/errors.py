@@ -46,7 +46,7 @@ class AsaqlError(Exception):
         self.also: tuple["AsaqlError", ...] = ()
 
     def render(self, source: str | None = None, filename: str = "query.sql") -> str:
-        return render_diagnostic(self.message, self.span, self.hint, source, filename)
+        return render_located("error", self.message, self.span, self.hint, source, filename)
 
 
 class QuerySyntaxError(AsaqlError):
@@ -77,33 +77,10 @@ class InternalError(AsaqlError):
     """A bug in asaql (a plan invariant broke): please report it."""
 
 
-def render_diagnostic(
-    message: str,
-    span: Span | None,
-    hint: str | None,
-    source: str | None,
-    filename: str,
-) -> str:
-    """`error: …`, then `--> file:line:col`, the line and a caret under the span."""
-    lines = [f"error: {message}"]
-    if span is not None:
-        lines.append(f"  --> {filename}:{span.line}:{span.column}")
-        excerpt = _excerpt(source, span)
-        if excerpt is not None:
-            text, column, width = excerpt
-            gutter = " " * len(str(span.line))
-            lines.append(f" {gutter} |")
-            lines.append(f" {span.line} | {text}")
-            lines.append(f" {gutter} | {' ' * (column - 1)}{'^' * width}")
-    if hint:
-        lines.append(f"hint: {hint}")
-    return "\n".join(lines)
-
-
 def render_located(severity: str, message: str, span: Span | None, hint: str | None,
                    source: str | None, filename: str) -> str:
     """`file:line:col: error: message`, the line and a caret under the span, then the hint: the
-    compiler-style form editors and CI logs link to (asaql check)."""
+    compiler-style form editors and CI logs link to; every finding of check and run has it."""
     where = f"{filename}:{span.line}:{span.column}" if span is not None else filename
     lines = [f"{where}: {severity}: {message}"]
     excerpt = _excerpt(source, span) if span is not None else None

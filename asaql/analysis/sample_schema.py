@@ -18,6 +18,9 @@ MAX_EVENTS = 10_000  # enough to see the fields of a sample; a check stays fast
 class Sample:
     fields: dict[str, dict] = field(default_factory=dict)  # lower-case name → nested fields
     names: dict[str, str] = field(default_factory=dict)  # lower-case name → as first spelled
+    # lower-case path → what its values are: "number", "text", "bit", "record", "array", or
+    # "mixed" when events disagree (a check warns of text compared with a number)
+    kinds: dict[tuple[str, ...], str] = field(default_factory=dict)
 
 
 def sample_fields(path: str) -> Sample | None:
@@ -36,6 +39,7 @@ def sample_fields(path: str) -> Sample | None:
     for file in files:
         for record in _records(file, fmt):
             _merge(sample.fields, record)
+            _note_kinds(sample.kinds, record, ())
             for name in record:
                 sample.names.setdefault(str(name).lower(), str(name))
             seen += 1
@@ -73,3 +77,29 @@ def _merge(fields: dict[str, dict], record: dict) -> None:
         nested = fields.setdefault(str(name).lower(), {})
         if isinstance(value, dict):
             _merge(nested, value)
+
+
+def value_kind(value) -> str | None:
+    """ASA's type of a JSON value, by family (None for null: it says nothing)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bit"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, dict):
+        return "record"
+    return "array" if isinstance(value, list) else "text"
+
+
+def note_kind(kinds: dict, path: tuple[str, ...], kind: str | None) -> None:
+    if kind is not None:
+        kinds[path] = kind if kinds.get(path, kind) == kind else "mixed"
+
+
+def _note_kinds(kinds: dict, record: dict, prefix: tuple[str, ...]) -> None:
+    for name, value in record.items():
+        path = (*prefix, str(name).lower())
+        note_kind(kinds, path, value_kind(value))
+        if isinstance(value, dict):
+            _note_kinds(kinds, value, path)

@@ -117,9 +117,7 @@ def input_paths(compiled, inputs, kafka_config: str | None = None,
     from asaql.kafka.endpoints import is_kafka_location, kafka_topic
     from asaql.run.runner import resolve_aliases
 
-    # a connection string alone has '=' in it: it is not ALIAS=PATH
-    inputs = tuple("=" + v if v.lower().startswith("endpoint=") else v for v in inputs)
-    given = {alias.strip(): value for alias, value in pairs(inputs, option, True).items()}
+    given = _given_inputs(inputs, option)
     if "" in given:
         if len(compiled.input_names) != 1:
             raise click.UsageError(f"the query reads several inputs: use {option} ALIAS=...")
@@ -127,6 +125,50 @@ def input_paths(compiled, inputs, kafka_config: str | None = None,
     given = {alias: kafka_topic(value, kafka_config) if is_kafka_location(value) else value
              for alias, value in given.items()}
     return resolve_aliases(compiled.input_names, given, "input")
+
+
+def _given_inputs(inputs, option: str = "--input") -> dict:
+    """ALIAS=PATH (or PATH alone, under "") → alias → value; a connection string alone has '='
+    in it: it is not ALIAS=PATH."""
+    inputs = tuple("=" + v if v.lower().startswith("endpoint=") else v for v in inputs)
+    return {alias.strip(): value for alias, value in pairs(inputs, option, True).items()}
+
+
+def report_findings(compiled, inputs, named=()) -> None:
+    """Before a run binds its inputs: the names it reads against its steps and the inputs named
+    (`--input ALIAS=…`, and `named`: references, a project's inputs), as `check` reports them
+    (asaql/compiler/names.py); errors stop it."""
+    from asaql.compiler.names import name_findings
+
+    named = [alias for alias in (*_given_inputs(inputs), *named) if alias]
+    findings = name_findings(compiled.ast, named if named else None, strict=True)
+    path, text = click.get_current_context().meta["asaql.query"]
+    for finding in findings:
+        click.echo(finding.render(text, path), err=True)
+    errors = sum(f.severity == "error" for f in findings)
+    if errors:
+        raise QueryError(f"{path}: {errors} error{'s' if errors > 1 else ''}")
+
+
+def schema_reporter(compiled, where: dict):
+    """The run's schema checks (RunOptions.on_schemas): given each input's and reference's
+    inferred schema, the fields the query reads that no event has, as `check` reports them
+    against a sample (asaql/compiler/check.py's field_findings); warnings, never a stop."""
+    from asaql.analysis.sample_schema import Sample
+    from asaql.compiler.check import field_findings
+    from asaql.compiler.diagnostics import position
+    from asaql.spark.schema_sample import schema_sample
+
+    path, text = click.get_current_context().meta["asaql.query"]
+
+    def report(schemas: dict) -> None:
+        found = field_findings(compiled.statements, {
+            alias: (getattr(where.get(alias), "topic", where.get(alias, alias)),
+                    Sample(**fields) if (fields := schema_sample(schema)) else None)
+            for alias, schema in schemas.items()})
+        for finding in sorted(found, key=position):
+            click.echo(finding.render(text, path), err=True)
+    return report
 
 
 def output_targets(outputs, kafka_config: str | None = None) -> dict:

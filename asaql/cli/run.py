@@ -10,7 +10,7 @@ import click
 
 from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
-                               start_position)
+                               report_findings, schema_reporter, start_position)
 from asaql.inputs.path_pattern import parse_path_pattern
 from asaql.inputs.files import patterned
 from asaql.inputs.locations import local_path
@@ -138,6 +138,8 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
         raise click.UsageError(f"--reference {missing_path[0]} needs a path: ALIAS=PATH")
     compiled = compile_file(query, policy, tuple(reference_paths) + (
         project.reference_aliases if project else ()))
+    # a project's inputs are named by its Inputs/ files
+    report_findings(compiled, inputs, (*reference_paths, *(project.inputs if project else ())))
     given = Bindings(
         input_paths(compiled, inputs, kafka_config),
         input_paths(compiled, input_formats, option="--input-format"),
@@ -175,7 +177,9 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
                          output_path_patterns=given.output_path_patterns,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
                          step=step or DEFAULT_STEP, engine=engine,
-                         functions=job_functions(functions_dir, project))
+                         functions=job_functions(functions_dir, project),
+                         on_schemas=schema_reporter(compiled, {**given.inputs,
+                                                               **given.references}))
     check_options(compiled, options)
     if missing:
         options.stdout = _detach_stdout()
@@ -236,4 +240,27 @@ def _summary(counts, errors_path: str) -> str:
         text += f" (set aside in {errors_path})"
     text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
              f"dropped + {counts.malformed} malformed")
-    return text + f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
+    text += f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
+    return text + _none_accepted(counts, errors_path)
+
+
+def _none_accepted(counts, errors_path: str) -> str:
+    """A run that read events and accepted none says why, in one line."""
+    if not counts.read or counts.accepted:
+        return ""
+    if counts.malformed == counts.read:
+        return (f"\nasaql: no event was accepted: all {counts.read} were malformed, the first "
+                f"because {_first_reason(errors_path)} (see {errors_path})")
+    return (f"\nasaql: no event was accepted: {counts.dropped} were dropped by the event-ordering "
+            f"policy ({counts.early} early, {counts.late} late, {counts.out_of_order} out of "
+            f"order: --late, --ooo, --early, --action) and {counts.malformed} malformed")
+
+
+def _first_reason(errors_path: str) -> str:
+    import json
+
+    try:
+        with open(errors_path, encoding="utf-8") as errors:
+            return json.loads(errors.readline())["reason"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "of a reason the errors file does not give"

@@ -23,32 +23,15 @@ from asaql.analysis.sample_schema import has_path, sample_fields
 from asaql.analysis.stages import is_stage
 from asaql.core.fields import child_names
 from asaql.analysis.tables import declared_schemas
-from asaql.errors import AsaqlError, Span, UnknownNameError, render_located
+from asaql.compiler.diagnostics import Diagnostic, position
+from asaql.compiler.names import name_findings, sources, walk
+from asaql.compiler.type_findings import type_findings
+from asaql.errors import AsaqlError
 from asaql.compiler.gc_pause import paused_gc
 from asaql.plan.planner import plan_statements
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.syntax import ast
 from asaql.syntax.recovery import parse_all
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    severity: str  # "error" or "warning"
-    message: str
-    span: Span | None = None
-    hint: str | None = None
-
-    def render(self, source: str, filename: str) -> str:
-        return render_located(self.severity, self.message, self.span, self.hint, source, filename)
-
-    def as_json(self) -> dict:
-        """ASA's compile-query error: message, start and end line and column, isGlobal."""
-        span = self.span
-        message = self.message if self.hint is None else f"{self.message} ({self.hint})"
-        if span is None:
-            return {"message": message, "isGlobal": True}
-        return {"message": message, "startLine": span.line, "startColumn": span.column,
-                "endLine": span.end_line, "endColumn": span.end_column, "isGlobal": False}
 
 
 @dataclass
@@ -89,7 +72,7 @@ def _check(text: str, samples: dict[str, str] | None,
     references = references or {}
     report = Report()
     tree, syntax_errors = parse_all(text)
-    report.diagnostics += [_diagnostic(e) for e in syntax_errors]
+    report.diagnostics += [Diagnostic.of(e) for e in syntax_errors]
     if tree is None:
         return report
     errors: list[AsaqlError] = []
@@ -98,33 +81,36 @@ def _check(text: str, samples: dict[str, str] | None,
         declared_schemas(tree)
     except AsaqlError as error:
         errors.append(error)
-    report.diagnostics += [_diagnostic(e) for e in errors]
+    report.diagnostics += [Diagnostic.of(e) for e in errors]
     report.functions = _functions(tree, text)
     if statements:
         plan = plan_statements(statements, EventOrderingPolicy())
         report.inputs, report.outputs = plan.input_names, plan.output_names
         report.statements = len(statements)
-    if "" in samples:  # `--input PATH` alone: the query's one input
+    named = [alias for alias in (*samples, *references) if alias]
+    # a sample given, even unnamed, stands for a run's input: as in `run`, a misspelled step
+    # is an error there
+    names = name_findings(tree, named if named else None, strict=bool(samples))
+    report.diagnostics += names
+    flagged = {d.span for d in names}
+    if "" in samples:  # `--input PATH` alone: the query's one input (never a misspelled step)
         path = samples.pop("")
-        if len(report.inputs) == 1:
-            samples[report.inputs[0]] = path
+        steps = {step.name.key for step in tree.steps}
+        read = tuple(dict.fromkeys(s.name.name for s in sources(tree) if s.name.key not in steps
+                                   and s.name.span not in flagged
+                                   and s.name.key not in {r.lower() for r in references}))
+        if len(read) == 1:
+            samples[read[0]] = path
         else:
             report.diagnostics.append(Diagnostic(
                 "warning", f"the sample {path} is not checked: the query reads "
-                f"{len(report.inputs)} inputs, name it with --input ALIAS=PATH"))
+                f"{len(read)} inputs, name it with --input ALIAS=PATH"))
     known = {**samples, **{a: p for a, p in references.items() if p}}
-    report.diagnostics += _check_inputs(tree, samples, references)
-    report.diagnostics += _check_columns(statements, known)
-    report.diagnostics.sort(key=lambda d: (d.severity != "error", _position(d)))
+    report.diagnostics += _unsampled(tree, samples, references, flagged)
+    fields = {alias: (path, sample_fields(path)) for alias, path in known.items()}
+    report.diagnostics += field_findings(statements, fields)
+    report.diagnostics.sort(key=lambda d: (d.severity != "error", position(d)))
     return report
-
-
-def _diagnostic(error: AsaqlError) -> Diagnostic:
-    return Diagnostic("error", error.message, error.span, error.hint)
-
-
-def _position(d: Diagnostic) -> tuple:
-    return (d.span.line, d.span.column) if d.span is not None else (0, 0)
 
 
 # A job function's name starts with one of these (an identifier, bracketed or not: the text
@@ -138,7 +124,7 @@ def _functions(tree: ast.Query, text: str) -> tuple[str, ...]:
     if not _JOB_FUNCTION_PREFIX.search(text):  # no call can be one: spare the walk of the tree
         return ()
     names = {}
-    for node in _walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.FunctionCall) and "." in node.name.name:
             prefix, _, name = node.name.name.partition(".")
             if prefix.lower() in ("udf", "uda"):
@@ -146,47 +132,37 @@ def _functions(tree: ast.Query, text: str) -> tuple[str, ...]:
     return tuple(names.values())
 
 
-def _check_inputs(tree: ast.Query, samples: dict, references: dict) -> list[Diagnostic]:
-    """With sample inputs given: a FROM or JOIN name that is neither a step, reference data nor
-    a sample input is a misspelling when one is close, else an input left unchecked."""
+def _unsampled(tree: ast.Query, samples: dict, references: dict, flagged: set) -> list[Diagnostic]:
+    """With sample inputs given: an input read that has no sample (and is no misspelling,
+    which name_findings reports) is left unchecked."""
     if not samples:
         return []
     steps = {step.name.key for step in tree.steps}
-    given = {a.lower(): a for a in (*samples, *references)}
+    given = {a.lower() for a in (*samples, *references)}
     out, seen = [], set()
-    for source in _sources(tree):
+    for source in sources(tree):
         key = source.name.key
-        if key in steps or key in given or key in seen:
+        if key in steps or key in given or key in seen or source.name.span in flagged:
             continue
         seen.add(key)
-        close = difflib.get_close_matches(key, list(given) + list(steps), n=1, cutoff=0.75)
-        if close:
-            name = given.get(close[0]) or next(s.name.name for s in tree.steps
-                                                if s.name.key == close[0])
-            out.append(Diagnostic("error", f"unknown input '{source.name.name}'", source.name.span,
-                                  f"did you mean '{name}'?"))
-        else:
-            out.append(Diagnostic("warning", f"no sample for the input '{source.name.name}': "
-                                  "its columns are not checked", source.name.span,
-                                  f"--input {source.name.name}=PATH gives one"))
+        out.append(Diagnostic("warning", f"no sample for the input '{source.name.name}': "
+                              "its columns are not checked", source.name.span,
+                              f"--input {source.name.name}=PATH gives one"))
     return out
 
 
-def _sources(tree: ast.Query):
-    for node in _walk(tree):
-        if isinstance(node, ast.InputSource):
-            yield node
-
-
-def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
-    """The fields each statement reads from an input with a sample that no sample event has."""
-    if not samples:
-        return []
-    fields = {alias.lower(): (path, sample_fields(path)) for alias, path in samples.items()}
+def field_findings(statements, fields: dict) -> list[Diagnostic]:
+    """A warning for each field a statement reads from an input that no event of the input
+    has, with the closest field; then text compared with or added to a number
+    (asaql/compiler/type_findings.py). `fields`: input alias → (where its events are, their Sample
+    or None when unknown): a sample's (check) or the run's schema (run)."""
+    fields = {alias.lower(): found for alias, found in fields.items()}
     out: dict[tuple, Diagnostic] = {}
     for statement in statements:
+        stamps = {id(node) for node in walk((statement.timestamp_by, [
+            getattr(j, "timestamp_by", None) for j in statement.laterals]))}
         for node, source in _fields_read(statement):
-            path, sample = fields.get(source.lower(), (None, None))
+            where, sample = fields.get(source.lower(), (None, None))
             if sample is None or has_path(sample.fields, node.path) or node.span is None \
                     or getattr(node, "text_if_missing", None) is not None:
                 continue
@@ -194,10 +170,12 @@ def _check_columns(statements, samples: dict[str, str]) -> list[Diagnostic]:
             if key not in out:
                 close = difflib.get_close_matches(node.path[0].lower(), sorted(sample.names), n=1)
                 hint = f"did you mean '{sample.names[close[0]]}'?" if close else None
+                what = "TIMESTAMP BY it sets every event aside" if id(node) in stamps \
+                    else "it reads as NULL"
                 out[key] = Diagnostic(
-                    "error", f"no event of the sample of '{source}' ({path}) has a field "
-                    f"'{'.'.join(node.path)}'", node.span, hint)
-    return list(out.values())
+                    "warning", f"no event of '{source}' ({where}) has a field "
+                    f"'{'.'.join(node.path)}': {what}", node.span, hint)
+    return list(out.values()) + type_findings(statements, _fields_read, fields)
 
 
 def _fields_read(statement):
@@ -212,31 +190,14 @@ def _fields_read(statement):
              if f.name not in ("laterals", "span")]
     for lateral in statement.laterals:
         if isinstance(lateral, StreamJoin):
-            for node in _walk((lateral.timestamp_by, lateral.over)):
+            for node in walk((lateral.timestamp_by, lateral.over)):
                 if isinstance(node, Field) and lateral.alias in joined:
                     yield node, joined[lateral.alias]
             parts.append((lateral.keys, lateral.residual))
         else:
             parts.append(lateral)
-    for node in _walk(parts):
+    for node in walk(parts):
         if isinstance(node, Field) and own is not None:
             yield node, own
         elif isinstance(node, AliasField) and node.alias in joined:
             yield node, joined[node.alias]
-
-
-def _walk(node):
-    """Every dataclass node below `node` (AST, bound expressions, statements)."""
-    stack = [node]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(reversed(item))
-            continue
-        names = child_names(type(item))
-        if names is not None:
-            yield item
-            for name in reversed(names):
-                value = getattr(item, name)
-                if value is not None and not isinstance(value, str):  # never a node: skip
-                    stack.append(value)

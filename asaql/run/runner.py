@@ -67,6 +67,9 @@ class RunOptions:
     # each gets `on_metrics(line)` per micro-batch, `on_progress(query, progress)` and
     # `on_end()` (asaql/spark/metrics.py)
     listeners: tuple = ()
+    # the run's schema checks (asaql/cli/run.py): called once, before the first micro-batch,
+    # with input or reference alias → the schema of its events as Spark inferred it
+    on_schemas: object = None
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

@@ -81,6 +81,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     if getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and (problem := engine_problem(spark)):
         print(f"asaql: the JVM engine is not loaded ({problem}): records are read by the Python "
               "steps", file=sys.stderr, flush=True)
+    on_schemas = getattr(options, "on_schemas", None)
     tickers: list = []
     relays: list = []  # Spark Connect: the readers of the server's reports (relay.py)
     stop = threading.Event()
@@ -93,6 +94,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             references = {alias.lower(): load_reference(
                 spark, alias, path, compiled.plan.declared_columns(alias))
                 for alias, path in options.references.items()}
+            if on_schemas is not None:  # the run's schema checks: once, before any batch
+                on_schemas({**schemas, **{t.name: t.schema for t in references.values()}})
+                on_schemas = None
             queries, counted = [], set()
             # A query reading a stage starts after the one writing it (a finite run: once that
             # one has finished, so the stage is complete and its schema known).

@@ -249,10 +249,9 @@ def test_check_reads_a_sample_of_mixed_records_and_skips_the_malformed(tmp_path)
     query.write_text("SELECT id, v, w, k, d INTO out FROM input")
     result = CliRunner().invoke(cli, ["check", str(query), "--input",
                                       f"input={tmp_path / 'input'}"])
-    assert result.exit_code == 1, result.output  # k and d are only in malformed records
+    assert result.exit_code == 0, result.output  # k and d are only in malformed records
     assert "Traceback" not in result.output
-    missing = [line for line in result.output.splitlines() if "no event of the sample" in line
-               or "not in the sample" in line or "sample" in line]
+    missing = [line for line in result.output.splitlines() if "warning: no event of" in line]
     assert any("'k'" in line or " k " in line or "k'" in line for line in missing), result.output
     assert not any("'id'" in line or "'v'" in line for line in missing), result.output
 

@@ -125,8 +125,8 @@ class Scope:
         if head is None and node.text_if_missing is not None:
             return F.lit(node.text_if_missing)  # `"text"` that names no field
         if head is None:
-            # ASA is schema-on-read: a field no record has is NULL, not an error.
-            self.warn_missing(".".join(node.path), node.span)
+            # ASA is schema-on-read: a field no record has is NULL, not an error (a run reports
+            # it before it starts, as check does: RunOptions.on_schemas)
             return F.lit(None)
         return field_path(F.col(f"`{head.name}`"), node.path[1:], head.dataType)
 
