@@ -124,14 +124,15 @@ class RunMonitor:
         policy step's adjustments, an output's rows."""
         numbers: dict[str, dict] = {}
         for query, counters in self.by_query.items():
-            aliases = query_inputs(query)
+            # a self-join's query (`s+s:0`) has one input: its numbers once on its box
+            aliases = list(dict.fromkeys(query_inputs(query)))
             together = " + ".join(aliases) if len(aliases) > 1 else None
             for alias in aliases:
                 node = self.graph.node_of("input", alias)
                 if node is None:
                     continue
                 # an input several queries read (a join and a LEFT JOIN of it): only the first
-                # counts its events; each counts the adjustments its own step made
+                # counts its events and its policy's adjustments (the others' lines hold 0)
                 _add(numbers.setdefault(node.id, {}), counters, COUNTERS)
                 if together:
                     numbers[node.id]["together"] = together

@@ -103,10 +103,12 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
             for wave in stage_waves(list(enumerate(group_by_source(compiled.plan)))):
                 started = []
                 for index, group in wave:
-                    # The first group reading an input counts its events and malformed
-                    # records (a stage's rows are not input).
+                    # The first group reading an input counts its events, malformed records
+                    # and policy counts (a stage's rows are not input), and of a self-join
+                    # only the first side: each side reads the whole input.
                     inputs = group_inputs(group)
-                    counting = tuple(a not in counted and not is_stage(a) for a in inputs)
+                    counting = tuple(a not in counted and a not in inputs[:n] and not is_stage(a)
+                                     for n, a in enumerate(inputs))
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
                                            counting, metrics, relays)

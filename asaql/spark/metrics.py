@@ -56,20 +56,20 @@ class RunMetrics:
         watermark = marks.pop("*", None)
         if watermark is None and marks:
             watermark = min(v for k, v in marks.items() if k not in ("min", "max", "keys"))
-        events, malformed = (seen.get("input") or 0), (seen.get("malformed") or 0)
-        if not count_input:  # another query counts this input's events
-            events = malformed = 0
+        # another query counts this input's events, and its policy's counts (BatchWriter._add)
+        counted = seen if count_input else {}
+        events, malformed = (counted.get("input") or 0), (counted.get("malformed") or 0)
         line = {
             "time": iso(int(now * 1_000_000)), "query": query, "batch": batch_id,
             # every event is accounted for: Read = Accepted + Dropped + Malformed
             "Read Events": events + malformed,
-            "Accepted Events": events - (seen.get("dropped") or 0) if count_input else 0,
+            "Accepted Events": events - (counted.get("dropped") or 0),
             "Input Events": events,
             "Output Events": written,
-            "Late Input Events": seen.get("late") or 0,
-            "Early Input Events": seen.get("early") or 0,
-            "Out-of-Order Events": seen.get("ooo") or 0,
-            "Dropped Events": seen.get("dropped") or 0,
+            "Late Input Events": counted.get("late") or 0,
+            "Early Input Events": counted.get("early") or 0,
+            "Out-of-Order Events": counted.get("ooo") or 0,
+            "Dropped Events": counted.get("dropped") or 0,
             "Malformed Events": malformed,
             "Watermark": iso(watermark),
             "Watermark Delay": None if watermark is None else round(now - watermark / 1e6, 3),
@@ -79,7 +79,7 @@ class RunMetrics:
              else "Partition Watermarks"] = by_key
         line["Output Events by Output"] = dict(seen.get("outputs") or {})
         line["State Rows"] = seen.get("state")
-        line["Late Event Sample"] = _late_event(seen.get("late_sample"))
+        line["Late Event Sample"] = _late_event(counted.get("late_sample"))
         with self.lock:
             for name in self.totals:
                 self.totals[name] += line[name]

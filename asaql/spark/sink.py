@@ -285,13 +285,16 @@ class BatchWriter:
     def _add(self, seen: dict, written: int, failed: int = 0) -> None:
         with self.lock:
             self.counts.failed += failed
+            # The policy's counts only with the input's: another query's step over the same
+            # input saw the same events (a join's uncounted sides leave theirs out too), and
+            # accepted = input − dropped holds only with both from one query.
             if self.count_input:
                 self.counts.input_events += seen.get("input") or 0
                 self.counts.malformed += seen.get("malformed") or 0
-            self.counts.early += seen.get("early") or 0
-            self.counts.late += seen.get("late") or 0
-            self.counts.out_of_order += seen.get("ooo") or 0
-            self.counts.dropped += seen.get("dropped") or 0
+                self.counts.early += seen.get("early") or 0
+                self.counts.late += seen.get("late") or 0
+                self.counts.out_of_order += seen.get("ooo") or 0
+                self.counts.dropped += seen.get("dropped") or 0
             self.counts.output_events += written
             self.counts.batches += 1
             if self.stateful:
