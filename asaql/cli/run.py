@@ -235,13 +235,13 @@ def _summary(counts, errors_path: str) -> str:
             f"{counts.early} early, {counts.late} late, {counts.out_of_order} out-of-order, "
             f"{counts.dropped} dropped, {counts.malformed} malformed")
     if counts.failed:
-        text += f", {counts.failed} rows failed a CAST or a function"
+        text += f", {counts.failed} data error{'s' if counts.failed > 1 else ''}"
     if counts.malformed or counts.failed:
         text += f" (set aside in {errors_path})"
     text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
              f"dropped + {counts.malformed} malformed")
     text += f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
-    return text + _none_accepted(counts, errors_path)
+    return text + _none_accepted(counts, errors_path) + _first_data_error(counts, errors_path)
 
 
 def _none_accepted(counts, errors_path: str) -> str:
@@ -254,6 +254,25 @@ def _none_accepted(counts, errors_path: str) -> str:
     return (f"\nasaql: no event was accepted: {counts.dropped} were dropped by the event-ordering "
             f"policy ({counts.early} early, {counts.late} late, {counts.out_of_order} out of "
             f"order: --late, --ooo, --early, --action) and {counts.malformed} malformed")
+
+
+def _first_data_error(counts, errors_path: str) -> str:
+    """The first event an expression failed on (its file and line, the reason with the
+    expression's line and column): a data error is the query's, not the input's."""
+    if not counts.failed:
+        return ""
+    import json
+
+    try:
+        with open(errors_path, encoding="utf-8") as errors:
+            for line in errors:
+                entry = json.loads(line)
+                if entry.get("kind") == "data error":
+                    return (f"\nasaql: first data error: {entry['file']}:{entry['line']}: "
+                            f"{entry['reason']}")
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return ""
 
 
 def _first_reason(errors_path: str) -> str:

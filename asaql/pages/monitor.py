@@ -22,7 +22,7 @@ LATEST = 20      # malformed records and late events listed
 TAIL_BYTES = 1 << 20  # of a grown errors file, only its end is read
 COUNTERS = ("Read Events", "Accepted Events", "Input Events", "Output Events",
             "Late Input Events", "Early Input Events", "Out-of-Order Events", "Dropped Events",
-            "Malformed Events")
+            "Malformed Events", "Runtime Errors")
 POLICY_COUNTERS = ("Late Input Events", "Early Input Events", "Out-of-Order Events",
                    "Dropped Events")
 

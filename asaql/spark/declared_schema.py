@@ -46,6 +46,8 @@ def converted(value: Column, read: T.DataType | None, asa_type: str) -> Column:
     (None: no event has the field)."""
     if read is None:
         return F.lit(None).cast(target_type(None, asa_type))
+    if isinstance(read, T.VariantType):  # events disagree in type: each value as its text
+        value, read = F.try_variant_get(value, "$", "string"), T.StringType()
     if asa_type == "bigint":
         if isinstance(read, _INTEGRAL):
             return value.cast("bigint")

@@ -33,6 +33,7 @@ from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.present_keys import present_keys
+from asaql.spark.mixed_fields import with_mixed_as_variants
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -63,7 +64,11 @@ def infer_payload_schema(spark: SparkSession, path: str,
         inferred = _infer_json(spark, files)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     orders = _first_appearance_order(files, fmt)
-    return _in_order(T.StructType(fields), orders, ())
+    schema = _in_order(T.StructType(fields), orders, ())
+    if fmt.name != "json":  # CSV's values are all text; Parquet and Avro declare one type
+        return schema
+    return with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
+        "mode", "PERMISSIVE").json([str(f) for f in files]))
 
 
 def _in_order(kind: T.DataType, orders: dict, path: tuple) -> T.DataType:

@@ -3,7 +3,7 @@ JSON lines), a status line on a terminal, and ASA's diagnostics in their spirit:
 event, with where it was read, and an input partition that holds the combined watermark back.
 
 Metric names are ASA's: Input Events, Output Events, Late Input Events, Early Input Events,
-Out-of-Order Events, Watermark Delay (wall clock − watermark, seconds), and the watermark of
+Out-of-Order Events, Runtime Errors, Watermark Delay (wall clock − watermark, seconds), and the watermark of
 each partition (or substream). One line per micro-batch of each streaming query.
 """
 
@@ -50,7 +50,7 @@ class RunMetrics:
             open(path, "w", encoding="utf-8").close()
 
     def record(self, query: str, batch_id: int, seen: dict, written: int,
-               count_input: bool) -> None:
+               count_input: bool, failed: int = 0) -> None:
         now = time.time()
         marks = _merge([json.loads(m) for m in seen.get("marks") or [] if m])
         watermark = marks.pop("*", None)
@@ -71,6 +71,9 @@ class RunMetrics:
             "Out-of-Order Events": counted.get("ooo") or 0,
             "Dropped Events": counted.get("dropped") or 0,
             "Malformed Events": malformed,
+            # ASA's "errors related to query processing": rows an expression failed on (a
+            # CAST, a conversion), set aside in the errors file as "data error"s
+            "Runtime Errors": failed,
             "Watermark": iso(watermark),
             "Watermark Delay": None if watermark is None else round(now - watermark / 1e6, 3),
         }

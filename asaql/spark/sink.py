@@ -94,6 +94,11 @@ class StageSink:
             temporary.rename(target)
 
 
+# An errors-file entry of an event that read but whose expression failed (a CAST, an implicit
+# conversion ASA refuses): "kind": "data error"; a malformed record's entry has no kind.
+DATA_ERROR = "data error"
+
+
 class ErrorLog:
     """Malformed events with file, line and reason; the file is created only when needed (its
     appends journaled as a `.jsonl` output's are: exactly once across a kill)."""
@@ -104,7 +109,8 @@ class ErrorLog:
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
         text = "".join(json.dumps({**record_address(row[C.FILE], row[C.LINE]),
-                                   "reason": row[C.ERROR], "record": row.get(C.RAW)},
+                                   "reason": row[C.ERROR], "record": row.get(C.RAW),
+                                   **({"kind": DATA_ERROR} if row.get("kind") else {})},
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)
 
@@ -244,7 +250,8 @@ class BatchWriter:
         for row in rows:
             by_destination.setdefault(row[DESTINATION], []).append(row)
         malformed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(-1, [])]
-        failed = [json.loads(row[JSON_COLUMN]) for row in by_destination.pop(_FAILED, [])]
+        failed = [{**json.loads(row[JSON_COLUMN]), "kind": DATA_ERROR}
+                  for row in by_destination.pop(_FAILED, [])]
         if malformed or failed:
             self.errors.write(sorted(malformed + failed, key=lambda r: (r[C.FILE], r[C.LINE])),
                               self.query, batch_id)
@@ -262,7 +269,7 @@ class BatchWriter:
         metrics: here, or on a Connect client from the server's report (relay.py)."""
         self._add(seen, written, failed)
         if self.metrics is not None:
-            self.metrics.record(self.name, batch_id, seen, written, self.count_input)
+            self.metrics.record(self.name, batch_id, seen, written, self.count_input, failed)
 
     def for_server(self, report: str) -> "BatchWriter":
         """This writer as a Spark Connect server runs it (its pickle, in a Python process of the

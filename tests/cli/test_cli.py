@@ -98,7 +98,7 @@ def test_a_failed_cast_sets_the_row_aside_with_its_reason_and_counts_it(spark, t
     assert rows((tmp_path / "rows.jsonl").read_text()) == [
         {"id": 1, "n": 12, "t": 12}, {"id": 3, "n": 3, "t": 3}, {"id": 4, "n": None, "t": None}]
     assert rows((tmp_path / "sums.jsonl").read_text()) == [{"total": 15, "events": 3}]
-    assert "5 input events" in result.stderr and "3 rows failed a CAST" in result.stderr
+    assert "5 input events" in result.stderr and "3 data errors (set aside in" in result.stderr
     set_aside = rows(errors.read_text())
     assert sorted((e["line"], e["reason"]) for e in set_aside) == [
         (2, "CAST of 'x1' AS bigint failed (line 1, column 12)"),

@@ -87,7 +87,8 @@ def test_asa_samples_run_per_event_and_a_throwing_call_sets_its_row_aside(spark,
     assert sorted((e["line"], e["reason"]) for e in rows(tmp_path / "errors.jsonl")) == [
         (2, "udf.strict threw Error: not hex: zz (line 3, column 43)"),
         (4, "udf.parseJson returned an Array, not a record (line 2, column 47)")]
-    assert "rows failed a CAST or a function" in result.stderr
+    assert "2 data errors (set aside in" in result.stderr
+    assert "asaql: first data error: " in result.stderr and ":2: udf.strict threw" in result.stderr
 
 
 @pytest.mark.parametrize("step", ["native", "general"])

@@ -81,7 +81,7 @@ def metric_sums(path: Path) -> dict:
     sums: dict = {}
     for line in path.read_text().splitlines() if path.exists() else ():
         for name, value in json.loads(line).items():
-            if name.endswith("Events") and isinstance(value, int):
+            if (name.endswith("Events") or name == "Runtime Errors") and isinstance(value, int):
                 sums[name] = sums.get(name, 0) + value
     return sums
 

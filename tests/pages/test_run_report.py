@@ -39,7 +39,9 @@ def summary_numbers(said: str) -> dict:
     names = ("Input Events", "Output Events", "Early Input Events", "Late Input Events",
              "Out-of-Order Events", "Dropped Events", "Malformed Events", "Read Events",
              "Accepted Events")
-    return dict(zip(names, (int(x) for x in found.groups())))
+    errors = re.search(r", (\d+) data errors?", said)  # Runtime Errors, when there are any
+    return {**dict(zip(names, (int(x) for x in found.groups()))),
+            "Runtime Errors": int(errors.group(1)) if errors else 0}
 
 
 def check_report(page, report: Path, said: str) -> dict:

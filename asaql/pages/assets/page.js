@@ -12,7 +12,7 @@
     ["Read Events", "read"], ["Accepted Events", "accepted"], ["Dropped Events", "dropped"],
     ["Malformed Events", "malformed"], ["Late Input Events", "late"],
     ["Early Input Events", "early"], ["Out-of-Order Events", "out of order"],
-    ["Output Events", "output rows"],
+    ["Output Events", "output rows"], ["Runtime Errors", "data errors"],
   ];
   const METRIC_ATTRIBUTES = {
     "Read Events": "read", "Accepted Events": "accepted", "Dropped Events": "dropped",

@@ -18,7 +18,8 @@ from asaql.plan.expressions import (
 )
 from asaql.runtime import columns as C
 from asaql.spark.lowering.scalar_functions import lower_call, lower_like
-from asaql.spark.lowering.variants import NESTED, as_variant
+from asaql.spark.lowering.variants import (NESTED, as_variant, unwrap_variants, variant_text,
+                                           with_float_numbers)
 
 SPARK_TYPES = {
     "bigint": "bigint",
@@ -62,6 +63,8 @@ class Scope:
         self.aggregates = list(aggregates)
         self.frame = frame  # a DataFrame the columns resolve against (for types), if known
         self.warned: set[str] = set()
+        # the columns of fields whose events disagree in type (variants), as lowered here
+        self.mixed: list[Column] = []
         self.aliases: dict[str, Column] = {}  # joined reference rows, applied elements
         self.references: dict = {}  # reference data tables by input name (lower case)
         self.alias_schemas: dict[str, T.StructType] = {}  # joined reference rows' fields
@@ -81,6 +84,9 @@ class Scope:
         # Types known when lowering (e.g. a reference row's field) of columns Spark cannot
         # type here (inside a lambda): (column, type), shared by the copies of the scope
         self.known_types: list[tuple[Column, T.DataType]] = []
+
+    def is_mixed(self, column: Column) -> bool:
+        return any(column is mixed for mixed in self.mixed)
 
     def record_failure(self, failed: Column, reason: Column) -> None:
         # Inside a join or APPLY (Spark lambda) a failure cannot reach the row: the value is
@@ -128,7 +134,11 @@ class Scope:
             # ASA is schema-on-read: a field no record has is NULL, not an error (a run reports
             # it before it starts, as check does: RunOptions.on_schemas)
             return F.lit(None)
-        return field_path(F.col(f"`{head.name}`"), node.path[1:], head.dataType)
+        value = field_path(F.col(f"`{head.name}`"), node.path[1:], head.dataType)
+        if isinstance(head.dataType, T.VariantType):  # a field whose events disagree in type
+            value = self.typed(with_float_numbers(value), T.VariantType())
+            self.mixed.append(value)
+        return value
 
     def warn_missing(self, name: str, span, source: str = "input record") -> None:
         if name not in self.warned:
@@ -261,7 +271,7 @@ def _(node: E.BinaryOp, scope: Scope) -> Column:
     if node.op == "+" and _is_text(left, scope) and _is_text(right, scope):
         return F.concat(left, right)  # T-SQL: nvarchar + nvarchar joins them (NULL if one is)
     if node.op in _COMPARISONS or node.op in ("+", "-", "*", "/", "%"):
-        left, right = _unwrap_variants(left, right, scope)
+        left, right = unwrap_variants(left, right, scope, node.op, node.span)
     if node.op in _COMPARISONS:
         left, right = _as_numbers_if_mixed(left, right, scope)
     if node.op in _ARITHMETIC:  # a bit in arithmetic is 0 or 1 (Spark refuses BOOLEAN there)
@@ -306,22 +316,6 @@ def _as_bigint(value: Column, scope: Scope) -> Column:
 _COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
 
 
-def _unwrap_variants(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
-    """A value typed per event (a variant: a property of a record whose properties differ in
-    type) beside a typed one is read as that type: text as text, anything else as a number.
-    A value that is not one (a record compared with a number) is NULL: the test is not true."""
-    kinds = [scope.type_of(side) for side in (left, right)]
-    variant = [isinstance(kind, T.VariantType) for kind in kinds]
-    if variant[0] == variant[1]:
-        return left, right
-    other = kinds[1] if variant[0] else kinds[0]
-    target = "string" if isinstance(other, T.StringType) else \
-        "timestamp" if isinstance(other, T.TimestampType) else \
-        "boolean" if isinstance(other, T.BooleanType) else "double"
-    unwrap = lambda v: F.try_variant_get(v, "$", target)  # noqa: E731
-    return (unwrap(left), right) if variant[0] else (left, unwrap(right))
-
-
 def _as_numbers_if_mixed(left: Column, right: Column, scope: Scope) -> tuple[Column, Column]:
     """Text compared with a number is read as a float (a CSV input's values are text): Spark
     would cast the text to the number's type, and '25.6' > 25 would compare 25 with 25. Text
@@ -350,21 +344,28 @@ def _(node: E.IsNull, scope: Scope) -> Column:
 
 @lower_expr.register
 def _(node: E.Like, scope: Scope) -> Column:
-    result = lower_like(lower_expr(node.operand, scope), lower_expr(node.pattern, scope),
-                        node.pattern)
+    operand = lower_expr(node.operand, scope)
+    if scope.is_mixed(operand):  # LIKE reads text: each event's value as text
+        operand = variant_text(operand)
+    result = lower_like(operand, lower_expr(node.pattern, scope), node.pattern)
     return ~result if node.negated else result
 
 
 @lower_expr.register
 def _(node: E.InList, scope: Scope) -> Column:
-    result = lower_expr(node.operand, scope).isin(*[lower_expr(i, scope) for i in node.items])
+    operand, items = lower_expr(node.operand, scope), [lower_expr(i, scope) for i in node.items]
+    if items:  # a value typed per event, read as the type of what it is compared with
+        operand = unwrap_variants(operand, items[0], scope, "IN", node.span)[0]
+    result = operand.isin(*items)
     return ~result if node.negated else result
 
 
 @lower_expr.register
 def _(node: E.Between, scope: Scope) -> Column:
     operand = lower_expr(node.operand, scope)
-    result = operand.between(lower_expr(node.low, scope), lower_expr(node.high, scope))
+    low, high = lower_expr(node.low, scope), lower_expr(node.high, scope)
+    operand = unwrap_variants(operand, low, scope, "BETWEEN", node.span)[0]
+    result = operand.between(low, high)
     return ~result if node.negated else result
 
 

@@ -19,6 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.plan import expressions as E
+from asaql.spark.lowering.variants import variant_text
 
 _DEPTH = {"Point": 1, "LineString": 2, "Polygon": 3}  # nesting of GeoJSON's coordinates
 _PARTS = T.ArrayType(T.ArrayType(T.ArrayType(T.DoubleType())))
@@ -75,6 +76,8 @@ def _polygon(args, call, scope) -> Column:
 def geometry(node, value: Column, scope) -> Column:
     """struct<kind, parts> of a geography argument (NULL when it is none)."""
     kind = _type_of(node, value, scope)
+    if isinstance(kind, T.VariantType):  # a record in some events, text in others: each's text
+        return _from_text(variant_text(value))
     if isinstance(kind, T.StringType):
         return _from_text(value)
     if isinstance(kind, T.StructType):

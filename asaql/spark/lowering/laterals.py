@@ -208,6 +208,12 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
     is not an array (record) — NULL, a number, a field no event has — has no elements."""
     value = lower_expr(apply.argument, scope)
     kind = scope.type_of(value) or typing.type_of(lower_expr(apply.argument, typing))
+    if isinstance(kind, T.VariantType):  # typed per event: an array's or a record's, or none
+        shape = "array<variant>" if apply.function == "getarrayelements" \
+            else "map<string, variant>"
+        value = F.try_variant_get(value, "$", shape)
+        kind = T.ArrayType(T.VariantType()) if apply.function == "getarrayelements" \
+            else T.MapType(T.StringType(), T.VariantType())
     name, content = apply.element_fields
     if apply.function == "getarrayelements":
         item = kind.elementType if isinstance(kind, T.ArrayType) else T.StringType()
@@ -223,6 +229,9 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
             F.struct(F.lit(f.name).alias(name), as_variant(value.getField(f.name), f.dataType)
                      .alias(content))
             for f in kind.fields])) if isinstance(kind, T.StructType) else None
+        if isinstance(kind, T.MapType):  # a record typed per event: its properties
+            elements = F.transform(F.map_entries(value), lambda e: F.struct(
+                e.getField("key").alias(name), e.getField("value").alias(content)))
         present = _present_keys(apply.argument, scope)
         if elements is not None and present is not None:  # only the properties it has
             keys = F.transform(present, lambda key: F.lower(key))  # ASA's names ignore case

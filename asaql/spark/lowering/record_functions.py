@@ -26,6 +26,9 @@ def _null() -> Column:
 def _record_property(args, call, scope) -> Column:
     record, name, name_node = args[0], args[1], call.args[1]
     kind = scope.type_of(record)
+    if isinstance(kind, T.VariantType):  # a record in this event, or not: its properties
+        record = F.try_variant_get(record, "$", "map<string, variant>")
+        return scope.typed(F.try_element_at(record, name.cast("string")), T.VariantType())
     if isinstance(kind, T.MapType):
         return F.try_element_at(record, name.cast("string"))
     if not isinstance(kind, T.StructType):
@@ -58,15 +61,26 @@ def _struct_field(record: Column, kind: T.StructType, name) -> Column:
 
 def _array_element(args, call, scope) -> Column:
     # 0-based; an index outside the array gives NULL
-    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+    array = variant_array(args[0], scope)
+    if not isinstance(scope.type_of(array), T.ArrayType):
         return _null()
-    return F.get(args[0], args[1].cast("int"))
+    return scope.typed(F.get(array, args[1].cast("int")), scope.type_of(array).elementType)
 
 
 def _array_length(args, call, scope) -> Column:
-    if not isinstance(scope.type_of(args[0]), T.ArrayType):
+    array = variant_array(args[0], scope)
+    if not isinstance(scope.type_of(array), T.ArrayType):
         return _null()
-    return F.array_size(args[0]).cast("bigint")
+    return F.array_size(array).cast("bigint")
+
+
+def variant_array(value: Column, scope) -> Column:
+    """A value typed per event, as an array of such values (NULL where the event's value is no
+    array); any other value as it is."""
+    if not isinstance(scope.type_of(value), T.VariantType):
+        return value
+    return scope.typed(F.try_variant_get(value, "$", "array<variant>"),
+                       T.ArrayType(T.VariantType()))
 
 
 _METADATA_COLUMNS = {"EventEnqueuedUtcTime": C.ARRIVAL, "PartitionId": C.PARTITION}

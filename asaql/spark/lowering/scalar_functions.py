@@ -21,6 +21,7 @@ from asaql.spark.lowering.datetime_functions import DATETIME_FUNCTIONS, format_a
 from asaql.spark.lowering.format_function import lower_format
 from asaql.spark.lowering.geo_functions import GEO_FUNCTIONS
 from asaql.spark.lowering.record_functions import RECORD_FUNCTIONS
+from asaql.spark.lowering.variants import variant_text, variant_type_name
 
 # (lowered arguments, the plan's call, the Scope) → Column
 Lowering = Callable[[list[Column], E.FunctionCall, object], Column]
@@ -29,7 +30,13 @@ Lowering = Callable[[list[Column], E.FunctionCall, object], Column]
 def lower_call(call: E.FunctionCall, args: list[Column], scope) -> Column:
     """`args` are the lowered arguments; `scope.type_of(column)` gives a Spark type when a
     function depends on it (GetType, implicit conversions)."""
-    lowering = _FUNCTIONS.get(call.name.name.lower())
+    name = call.name.name.lower()
+    if name not in _READ_VARIANTS and not name.startswith(("udf.", "uda.")):
+        # a field whose events disagree in type, to a function of text or numbers: each
+        # event's value as text, which the function converts as it converts any text
+        args = [scope.typed(variant_text(a), T.StringType()) if scope.is_mixed(a) else a
+                for a in args]
+    lowering = _FUNCTIONS.get(name)
     if lowering is None and call.name.name.lower().startswith("udf."):
         from asaql.spark.lowering.javascript import lower_udf
 
@@ -350,6 +357,8 @@ _TYPE_NAMES = (
 def _gettype(args, call, scope) -> Column:
     # Spark types a column, ASA each value: a NULL value has no type (NULL)
     kind = scope.type_of(args[0])
+    if isinstance(kind, T.VariantType):  # a value typed per event: its own type
+        return variant_type_name(args[0])
     name = next((name for kinds, name in _TYPE_NAMES if isinstance(kind, kinds)), None)
     return F.when(args[0].isNotNull(), F.lit(name)).cast("string")
 
@@ -366,4 +375,6 @@ _FUNCTIONS.update({
 
 _FUNCTIONS.update(RECORD_FUNCTIONS)  # asaql/spark/lowering/record_functions.py
 _FUNCTIONS.update(GEO_FUNCTIONS)  # asaql/spark/lowering/geo_functions.py
+# the functions that read a value typed per event as it is (records, arrays, geographies)
+_READ_VARIANTS = {*RECORD_FUNCTIONS, *GEO_FUNCTIONS, "gettype"}
 _FUNCTIONS["format"] = lower_format  # asaql/spark/lowering/format_function.py

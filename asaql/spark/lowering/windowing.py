@@ -24,6 +24,7 @@ from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure_of, event_udf_calls,
                                            laterals_below)
 from asaql.spark.lowering.pattern import prepare_pattern
+from asaql.spark.lowering.variants import with_float_numbers
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -88,6 +89,11 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     built = _statement_inputs(aggregate, where, prefix, typed_scope, record)
     inputs, groups, session_keys, values, specs = built
     types = _types(events, inputs)
+    # a group value typed per event (a variant: Spark groups none) is grouped by its JSON text
+    # and read back as the value it was
+    texts = {name for name in groups if isinstance(types.get(name), T.VariantType)}
+    for name in texts:
+        inputs[name], types[name] = F.to_json(inputs[name]), T.StringType()
     converted = set()
     for spec in specs:  # numeric aggregates read numbers: anything else is converted (or NULL)
         column = spec.order_by[0][0] if spec.function in _PERCENTILES else spec.column
@@ -118,7 +124,8 @@ def prepare(index: int, write: WriteOutput, events: DataFrame, scope: Scope,
     fields = [T.StructField(name, T.LongType() if source == C.EVENT_TIMESTAMP else types[source],
                             True)
               for name, source in zip(result_groups, groups)]
-    finish = [F.col(name) for name in result_groups]
+    finish = [with_float_numbers(F.parse_json(F.col(name))) if source in texts else F.col(name)
+              for name, source in zip(result_groups, groups)]
     for call, spec, name in zip(aggregate.aggregates, specs, result_aggregates):
         step_type, final = _result_type(call, spec, types, scope.schema)
         fields.append(T.StructField(name, step_type, True))
@@ -191,7 +198,8 @@ def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Colu
 
     order = tuple((add(f"{name}_o{m}", lower_expr(key.expr, scope)), key.descending)
                   for m, key in enumerate(call.order_by))
-    column = add(name, lower_expr(call.arg, scope)) if call.arg is not None else None
+    column = add(name, _numeric_if_variant(call, lower_expr(call.arg, scope), scope)) \
+        if call.arg is not None else None
     record_column = json_column = script = output_type = None
     if call.function.startswith("uda."):  # its values cross as JSON: records and arrays intact
         from asaql.spark.lowering.javascript import aggregate_function
@@ -208,6 +216,25 @@ def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Colu
                          order_by=order, limit=call.limit, fraction=call.fraction,
                          record_column=record_column, json_column=json_column,
                          script=script, output_type=output_type)
+
+
+# Aggregates of numbers: a value typed per event (a variant: a field whose events disagree in
+# type) is read as a float, as ASA's MIN and MAX convert theirs ("will try to implicitly cast
+# it to FLOAT"); a value that is no number (text that does not convert, a record) is a data
+# error: the event is set aside from the statement's windows, as for a failed CAST.
+_OF_NUMBERS = {"min", "max", "sum", "avg", "stdev", "stdevp", "var", "varp"}
+
+
+def _numeric_if_variant(call: AggregateCall, argument: Column, scope: Scope) -> Column:
+    if call.function not in _OF_NUMBERS or not isinstance(scope.type_of(argument), T.VariantType):
+        return argument
+    number = F.try_variant_get(argument, "$", "double")
+    where = f" (line {call.span.line}, column {call.span.column})" if call.span else ""
+    scope.record_failure(  # a data error: ASA's "type mismatches will result in errors"
+        argument.isNotNull() & ~F.is_variant_null(argument) & number.isNull(),
+        F.concat(F.lit("the value "), F.to_json(argument),
+                 F.lit(f" is not a float as {call.function.upper()} needs{where}")))
+    return number
 
 
 def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_type: T.StructType):
