@@ -62,7 +62,7 @@ def _record(tree: dict, kinds: dict, chance: random.Random, arrival: datetime) -
 def timestamp_fields(statements) -> set[str]:
     """The lower-case names of the fields a TIMESTAMP BY reads (their values are datetimes)."""
     from asaql.analysis.bound import AliasField, Field
-    from asaql.compiler.check import _walk
+    from asaql.compiler.names import walk as _walk
 
     parts = [s.timestamp_by for s in statements if isinstance(s, BoundStatement)]
     parts += [getattr(j, "timestamp_by", None) for s in statements

@@ -18,6 +18,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.runtime import columns as C
+
 Path = tuple[str, ...]
 
 
@@ -37,9 +39,13 @@ def with_mixed_as_variants(schema: T.StructType,
 
 
 def _candidates(kind: T.DataType, path: Path):
-    """The paths (through records only) of the text fields and of the arrays holding text."""
+    """The paths (through records only) of the text fields and of the arrays holding text; not
+    the arrival time and the partition, whose values have their own checks (records.py: a
+    PartitionId that is no whole number makes the event malformed)."""
     if isinstance(kind, T.StructType):
         for field in kind.fields:
+            if not path and field.name.lower() in (C.ARRIVAL_FIELD.lower(), C.PARTITION_FIELD.lower()):
+                continue
             if isinstance(field.dataType, T.StringType) or (
                     isinstance(field.dataType, T.ArrayType) and _holds_text(field.dataType)):
                 yield (*path, field.name)

@@ -16,6 +16,7 @@ from asaql.runtime.policy import UNBOUNDED_DISORDER, PolicySettings
 from asaql.runtime.step import OnePass
 from asaql.spark.io import read_events
 from asaql.spark.lowering.expressions import Scope, lower_expr
+from asaql.spark.lowering.variants import variant_text
 
 # Without TIMESTAMP BY, System.Timestamp is the arrival time and ASA ignores the tolerances;
 # with windows the step still needs a clock: the arrival time, never adjusted by the policy
@@ -91,6 +92,8 @@ def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame
                              F.col(C.PARTITION).cast("string").alias(C.KEY))
     value = lower_expr(source.event_time, scope)
     value_type = events.select(value).schema.fields[0].dataType
+    if isinstance(value_type, T.VariantType):  # typed per event: a datetime is in its text
+        value, value_type = variant_text(value), T.StringType()
     if isinstance(value_type, (T.TimestampType, T.TimestampNTZType)):
         event_time = value.cast("timestamp")
     elif isinstance(value_type, (T.StringType, T.NullType)):
@@ -105,7 +108,8 @@ def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame
                                                    value.cast("string"),
                                                    F.lit("' is not a datetime"))))
     if source.substream:
-        key = F.to_json(F.array(*[lower_expr(e, scope).cast("string") for e in source.substream]))
+        key = F.to_json(F.array(*[_text(lower_expr(e, scope), scope)
+                                  for e in source.substream]))
     else:
         key = F.col(C.PARTITION).cast("string")
     # the record as read: not the hidden columns the reader adds (present_keys, blob_paths)
@@ -129,3 +133,8 @@ def apply_step(step_input: DataFrame, step, out_schema: T.StructType) -> DataFra
                                               "NoTimeout")
     one_pass = OnePass(step)
     return grouped.applyInPandas(lambda key, frame: one_pass(key, frame), out_schema)
+
+
+def _text(value: Column, scope: Scope) -> Column:
+    """A substream key as text (a value typed per event: its text, as the widened field had)."""
+    return variant_text(value) if scope.is_mixed(value) else value.cast("string")

@@ -14,6 +14,8 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
                        folder laid out so: each row read back with its subfolder as "@folder"
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
   expected_error.txt   instead of outputs: the rendered error of a query that must not compile
+  expected_errors.jsonl  the records the run sets aside (malformed, data errors): each its line,
+                       reason and kind ("data error"; none for a malformed record)
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Case:
     expected: dict[str, Path]        # alias ('' = the single output)
     expected_error: Path | None
     options: dict = field(default_factory=dict)
+    expected_errors: Path | None = None  # what the errors file holds (ERRORS)
     references: dict[str, Path] = field(default_factory=dict)
     topics: dict[str, str] = field(default_factory=dict)  # alias → a topic (case.toml [inputs])
 
@@ -76,6 +79,8 @@ def load_case(folder: Path) -> Case:
         inputs=_named_files(folder, "input", "inputs"),
         expected=_named_files(folder, "expected", "expected"),
         expected_error=folder / "expected_error.txt" if (folder / "expected_error.txt").exists() else None,
+        expected_errors=folder / "expected_errors.jsonl"
+        if (folder / "expected_errors.jsonl").exists() else None,
         options=options,
         references={item.stem: item for item in sorted((folder / "reference").iterdir())
                      if item.suffix in (".jsonl", ".json", ".csv")}
@@ -139,8 +144,15 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
         if watch is not None:
             options.listeners = watch.listeners(compiled, options.errors_path)
         run(compiled, options, spark=spark)
-        return {name: _folder_rows(Path(path)) if name.lower() in laid_out
+        rows = {name: _folder_rows(Path(path)) if name.lower() in laid_out
                 else read_rows(Path(path)) for name, path in outputs.items()}
+        if case.expected_errors is not None:  # the records set aside, without their file
+            rows[ERRORS] = [{k: v for k, v in entry.items() if k in ("line", "reason", "kind")}
+                            for entry in read_rows(Path(options.errors_path))]
+        return rows
+
+
+ERRORS = "@errors"  # run_case's rows of the errors file, when the case expects them
 
 
 def _folder_rows(folder: Path) -> list[dict]:
@@ -214,7 +226,10 @@ def differences(case: Case, actual: dict[str, list[dict]]) -> list[str]:
     """Unified diffs of canonical lines, one per output that does not match."""
     import difflib
 
-    expected = _bind(tuple(actual), case.expected, "output") if case.expected else {}
+    outputs = tuple(name for name in actual if name != ERRORS)
+    expected = _bind(outputs, case.expected, "output") if case.expected else {}
+    if case.expected_errors is not None:
+        expected[ERRORS] = case.expected_errors
     problems = []
     for name in sorted(set(actual) | set(expected)):
         want = canonical(read_rows(expected[name]) if name in expected else [], case.ordered)
@@ -229,8 +244,10 @@ def write_expected(case: Case, actual: dict[str, list[dict]]) -> None:
     """Rewrite expected files from actual output (`--update`); refused under CI."""
     if os.environ.get("CI", "").lower() == "true":
         raise RuntimeError("refusing to update golden files under CI")
-    single = len(actual) == 1 and (not case.expected or "" in case.expected)
+    outputs = {name: rows for name, rows in actual.items() if name != ERRORS}
+    single = len(outputs) == 1 and (not case.expected or "" in case.expected)
     for name, rows in actual.items():
-        path = case.folder / "expected.jsonl" if single else case.folder / "expected" / f"{name}.jsonl"
+        path = case.expected_errors if name == ERRORS else case.folder / "expected.jsonl" \
+            if single else case.folder / "expected" / f"{name}.jsonl"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(line + "\n" for line in canonical(rows, case.ordered)))

@@ -65,6 +65,7 @@ class Scope:
         self.warned: set[str] = set()
         # the columns of fields whose events disagree in type (variants), as lowered here
         self.mixed: list[Column] = []
+        self.element_aliases: set[str] = set()  # APPLY's aliases: elements, not input rows
         self.aliases: dict[str, Column] = {}  # joined reference rows, applied elements
         self.references: dict = {}  # reference data tables by input name (lower case)
         self.alias_schemas: dict[str, T.StructType] = {}  # joined reference rows' fields
@@ -174,8 +175,10 @@ def _(node: AliasField, scope: Scope) -> Column:
     schema = scope.alias_schemas.get(node.alias)
     if schema is not None and node.path and \
             node.path[0].lower() not in {f.name.lower() for f in schema.fields}:
-        # schema on read, as for input fields: a field no reference row has is NULL
-        scope.warn_missing(".".join((node.alias, *node.path)), node.span, "joined row or element")
+        # schema on read, as for input fields: a field no row has is NULL (a joined input's
+        # and a reference's are reported before the run, as check does; an element's here)
+        if node.alias in scope.element_aliases:
+            scope.warn_missing(".".join((node.alias, *node.path)), node.span, "element")
         return F.lit(None)
     column = scope.aliases[node.alias]
     if schema is None:

@@ -238,6 +238,7 @@ def _elements(apply: ApplyElements, scope: Scope, typing: Scope) -> tuple[Column
             elements = F.filter(elements, lambda e: F.coalesce(
                 F.array_contains(keys, F.lower(e.getField(name))), F.lit(True)))
     scope.alias_schemas[apply.alias] = element  # its fields' types, known inside the lambdas
+    scope.element_aliases.add(apply.alias)
     empty = F.array().cast(T.ArrayType(element))
     return (empty if elements is None else F.coalesce(elements, empty)), element
 
