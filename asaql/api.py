@@ -139,9 +139,11 @@ class Query:
             errors: str = "asaql-errors.jsonl", references: dict | None = None,
             partition_keys: dict | None = None, kafka_group: str | None = None,
             kafka_connector: str = "python", max_events_per_trigger: int | None = None,
-            metrics: str | None = None, functions=None):
+            metrics: str | None = None, functions=None, on_data_error: str = "stop"):
         """Run the query as `asaql run` does; → its counts (asaql.spark.sink.RunCounts).
         `functions`: the folder of the job's JavaScript functions (as `--functions`).
+        `on_data_error`: "stop" (ASA's way: a data error raises asaql.errors.DataError at its
+        micro-batch, none of which is written) or "drop" (the row into `errors`, and on).
 
         `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
         connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder or a
@@ -158,6 +160,8 @@ class Query:
         from asaql.run.runner import RunOptions
         from asaql.run.runner import run as run_query
 
+        if on_data_error not in ("stop", "drop"):
+            raise ConfigurationError(f"on_data_error is 'stop' or 'drop', got '{on_data_error}'")
         if kafka_connector not in ("python", "spark"):
             raise ConfigurationError(f"kafka_connector is 'python' or 'spark', got "
                                      f"'{kafka_connector}'")
@@ -183,12 +187,21 @@ class Query:
                                        "reference"),
             metrics_path=metrics, kafka_start=start_position(start), output_keys=keys,
             max_events_per_trigger=max_events_per_trigger, kafka_group=kafka_group,
-            kafka_connector=kafka_connector, functions=_functions(functions))
+            kafka_connector=kafka_connector, functions=_functions(functions),
+            on_data_error=on_data_error)
         if spark is None:
             from asaql.spark.session import build_session
 
             spark = build_session()
-        return run_query(self.compiled, options, spark=spark)
+        try:
+            return run_query(self.compiled, options, spark=spark)
+        except Exception as error:
+            from asaql.spark.failures import data_error_stop, stop_error
+
+            stop = data_error_stop(error)
+            if stop is None:
+                raise
+            raise stop_error(stop, str(errors), checkpoint) from None
 
 
 def _functions(functions) -> dict:

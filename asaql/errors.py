@@ -73,6 +73,11 @@ class ConfigurationError(AsaqlError):
     """Bad options: a duration that does not parse, a missing input, an unknown alias."""
 
 
+class DataError(AsaqlError):
+    """A data error stopped the run (`--on-data-error stop`, ASA's way): located at the
+    expression, naming the event (asaql/spark/failures.py: stop_error)."""
+
+
 class InternalError(AsaqlError):
     """A bug in asaql (a plan invariant broke): please report it."""
 

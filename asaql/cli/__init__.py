@@ -38,6 +38,13 @@ class AsaqlGroup(click.Group):
             log = spark_log_path()
             failures.append_to_log(error, log)
             query = ctx.meta.get("asaql.query")
+            stop = failures.data_error_stop(error)
+            if stop is not None:  # --on-data-error stop: the query's error, located
+                raise QueryError(failures.stop_error(
+                    stop, ctx.meta.get("asaql.errors", "asaql-errors.jsonl"),
+                    ctx.meta.get("asaql.checkpoint")).render(
+                        query[1] if query else None, query[0] if query else "query.sql")) \
+                    from None
             where = failures.failed_statements(error, ctx.meta.get("asaql.compiled"),
                                                query[0] if query else "query.sql")
             message = failures.render(error, log, where)

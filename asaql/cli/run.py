@@ -84,6 +84,12 @@ Example:
               help="Read a topic at most N records per micro-batch.")
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
               help="Where malformed events are set aside, with file, line and reason.")
+@click.option("--on-data-error", "on_data_error", type=click.Choice(["stop", "drop"]),
+              default="stop", show_default=True,
+              help="A data error (a CAST that fails, a value a comparison or function cannot "
+                   "take, a JavaScript function that throws): stop the run at its micro-batch, "
+                   "publishing none of it, as ASA stops the job; or drop the row into the "
+                   "errors file and go on.")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--local", is_flag=True,
               help="A project: read every input from its local stand-in (Inputs/local_*.json).")
@@ -109,7 +115,8 @@ Example:
 def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka_group,
         kafka_connector, outputs, output_formats, path_patterns, partition_keys, late, ooo, early,
         action, job_config, metrics_path, checkpoint, follow, master, remote,
-        max_files_per_trigger, max_events_per_trigger, errors_path, references, local, step,
+        max_files_per_trigger, max_events_per_trigger, errors_path, on_data_error, references, local,
+        step,
         engine, functions_dir, ui, report_path,
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
@@ -123,7 +130,9 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
     from asaql.run.runner import RunOptions, check_options, resolve_aliases
     from asaql.run.runner import run as run_query
 
-    click.get_current_context().meta["asaql.verbose"] = verbose
+    meta = click.get_current_context().meta
+    meta.update({"asaql.verbose": verbose, "asaql.errors": errors_path,
+                 "asaql.checkpoint": checkpoint})
     query = local_path(query, "QUERY")  # a file:// URI as its path (asaql/inputs/locations.py)
     if master and remote:
         raise click.UsageError("--master and --remote exclude each other: a local or cluster "
@@ -176,7 +185,7 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
                          output_formats=given.output_formats,
                          output_path_patterns=given.output_path_patterns,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
-                         step=step or DEFAULT_STEP, engine=engine,
+                         step=step or DEFAULT_STEP, engine=engine, on_data_error=on_data_error,
                          functions=job_functions(functions_dir, project),
                          on_schemas=schema_reporter(compiled, {**given.inputs,
                                                                **given.references}))

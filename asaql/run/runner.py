@@ -70,6 +70,10 @@ class RunOptions:
     # the run's schema checks (asaql/cli/run.py): called once, before the first micro-batch,
     # with input or reference alias → the schema of its events as Spark inferred it
     on_schemas: object = None
+    # a data error (a failed CAST, a conversion ASA refuses, a JavaScript function that
+    # throws): "stop" the run at its micro-batch, publishing none of it, as ASA stops the
+    # job; or "drop" the row into the errors file and go on (docs/language.md, "Data errors")
+    on_data_error: str = "stop"
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:

@@ -232,7 +232,8 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
                          metrics=metrics, name=query_label(group, index), query=index,
-                         names=tuple(write.output for write, _ in lowered.outputs))
+                         names=tuple(write.output for write, _ in lowered.outputs),
+                         stop_on_data_error=options.on_data_error == "stop")
     function = writer
     if is_connect(spark):
         report = os.path.join(checkpoint, "reports", f"source-{index}.jsonl")

@@ -6,6 +6,7 @@ check` never loads Spark to report an error.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -106,6 +107,47 @@ def render(error: BaseException, log_path: str, statements: list[str] = ()) -> s
     lines.append(f"what to do: {failure.todo}")
     lines.append(f"full log: {log_path}")
     return "\n".join(lines)
+
+
+_DATA_ERROR_STOP = re.compile(r"^asaql\.spark\.sink\.DataErrorStop: (\{.*\})$", re.M)
+_WHERE_IN_QUERY = re.compile(r" \(line (\d+), column (\d+)\)$")
+
+
+def data_error_stop(error: BaseException) -> dict | None:
+    """The data error that stopped the run (`--on-data-error stop`), as its errors-file entry
+    with `count` (the micro-batch's data errors): from Spark's message, which carries the
+    writer's DataErrorStop (asaql/spark/sink.py) locally and from a Connect server alike."""
+    found = _DATA_ERROR_STOP.findall(str(error))
+    try:
+        return json.loads(found[-1]) if found else None
+    except ValueError:
+        return None
+
+
+def stop_error(entry: dict, errors_path: str, checkpoint: str | None):
+    """The DataError a run stopped at (`data_error_stop`'s entry): at the expression's line and
+    column, naming the event, saying what to do."""
+    from asaql.errors import DataError, Span
+
+    reason = str(entry.get("reason") or "a data error")
+    where = _WHERE_IN_QUERY.search(reason)
+    span = None
+    if where is not None:
+        span = Span.point(int(where.group(1)), int(where.group(2)))
+        reason = reason[:where.start()]
+    address = (f"{entry['file']}:{entry.get('line')}" if "file" in entry else
+               f"topic {entry.get('topic')} partition {entry.get('partition')} offset "
+               f"{entry.get('offset')}")
+    more = int(entry.get("count") or 1) - 1
+    also = f" (and {more} more in its micro-batch)" if more > 0 else ""
+    resume = ("run again with the same --checkpoint: it resumes at that micro-batch, nothing "
+              "lost, nothing written twice" if checkpoint else
+              "with a --checkpoint a run resumes at the micro-batch that stopped")
+    hint = (f"TRY_CAST gives NULL where a value does not convert; or run with --on-data-error "
+            f"drop to set such rows aside and go on (this micro-batch's are in {errors_path}); "
+            f"{resume}")
+    return DataError(f"{reason}: the event at {address}{also} stopped the run, as a data error "
+                     "stops an ASA job; none of its micro-batch was written", span, hint)
 
 
 def append_to_log(error: BaseException, log_path: str) -> None:

@@ -99,6 +99,12 @@ class StageSink:
 DATA_ERROR = "data error"
 
 
+class DataErrorStop(RuntimeError):
+    """Raised by a micro-batch with a data error under `--on-data-error stop` (ASA's way: a
+    failed CAST stops the job). Its text is the first data error's errors-file entry, as JSON:
+    Spark carries it, in its own message, to the command (asaql/spark/failures.py)."""
+
+
 class ErrorLog:
     """Malformed events with file, line and reason; the file is created only when needed (its
     appends journaled as a `.jsonl` output's are: exactly once across a kill)."""
@@ -141,6 +147,8 @@ class BatchWriter:
     # Spark Connect: the file each micro-batch's counts and stdout rows are appended to
     report: str | None = None
     failed: dict = field(default_factory=dict)  # batch id → rows a CAST failed on (_collect)
+    # --on-data-error stop: a micro-batch with a data error publishes nothing and stops the run
+    stop_on_data_error: bool = False
 
     def __post_init__(self):
         for lines, sink in self.outputs:
@@ -174,7 +182,8 @@ class BatchWriter:
         cached = passes > 1
         if cached:
             observed = observed.persist()
-        defer = [] if settle is not None else None  # publications, once the step settled
+        # publications, once the step settled (and, to stop on a data error, none was found)
+        defer = [] if settle is not None or self.stop_on_data_error else None
         try:
             rows: dict[str, int] = {}  # output (or stage) name → its rows of this micro-batch
             files: dict[int, tuple[LineSink, list]] = {}  # a `.jsonl` sink → its statements
@@ -197,12 +206,14 @@ class BatchWriter:
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
                 gathered = self._gather(observed, collects)
+            if self.stop_on_data_error and gathered is not None:
+                self._stop_at_data_error(gathered, batch_id)
             if settle is not None:
                 counts = settle()
                 if counts is None:
                     return False
-                for publish in defer:
-                    publish()
+            for publish in defer or ():
+                publish()
             written = sum(rows.values())
             if gathered is not None:
                 written += self._write_gathered(gathered, batch_id, rows)
@@ -242,6 +253,24 @@ class BatchWriter:
                     _FAILED, failure, [F.lit(None)] * len(ORDER_COLUMNS)))))
         return batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
             .where(F.col("e").isNotNull()).select("e.*").collect()
+
+    def _stop_at_data_error(self, gathered: list, batch_id: int) -> None:
+        """With a data error among `gathered`: the micro-batch's set-aside records into the
+        errors file (journaled: a restart on the checkpoint replays the micro-batch and writes
+        them once), nothing into the outputs, and the run stops (DataErrorStop)."""
+        entries = [(json.loads(row[JSON_COLUMN]), row[DESTINATION] == _FAILED)
+                   for row in gathered if row[DESTINATION] in (-1, _FAILED)]
+        failed = sorted((entry for entry, is_failure in entries if is_failure),
+                        key=lambda r: (r[C.FILE], r[C.LINE]))
+        if not failed:
+            return
+        self.errors.write(sorted([{**entry, **({"kind": DATA_ERROR} if is_failure else {})}
+                                  for entry, is_failure in entries],
+                                 key=lambda r: (r[C.FILE], r[C.LINE])), self.query, batch_id)
+        first = failed[0]
+        raise DataErrorStop(json.dumps({**record_address(first[C.FILE], first[C.LINE]),
+                                        "reason": first[C.ERROR], "count": len(failed)},
+                                       ensure_ascii=False))
 
     def _write_gathered(self, rows: list, batch_id: int, counted: dict) -> int:
         """What `_gather` collected, to the outputs and the errors file; each output's (and

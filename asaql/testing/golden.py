@@ -4,7 +4,8 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
   query.sql            the ASA query
   input.jsonl|input/   events of the single input (several inputs: inputs/<alias>.jsonl or folder)
   reference/<alias>.jsonl|.csv   reference data tables (static, joined without DATEDIFF)
-  case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description;
+  case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description,
+                       on_data_error ("stop", ASA's and the default, or "drop");
                        [inputs] ALIAS = "kafka://HOST:PORT/TOPIC" (or an Event Hubs connection
                        string; ${VAR}s expanded) reads that input from a topic, with the client
                        settings of kafka_config = "FILE" and the start position start = "…";
@@ -13,7 +14,8 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
                        [output_path_patterns] ALIAS = "{date}/{time}" writes that output to a
                        folder laid out so: each row read back with its subfolder as "@folder"
   expected.jsonl       rows of the single output (several: expected/<alias>.jsonl)
-  expected_error.txt   instead of outputs: the rendered error of a query that must not compile
+  expected_error.txt   instead of outputs: the rendered error of a query that must not compile,
+                       or of the data error that stops its run (on_data_error, ASA's "stop")
   expected_errors.jsonl  the records the run sets aside (malformed, data errors): each its line,
                        reason and kind ("data error"; none for a malformed record)
 """
@@ -140,7 +142,8 @@ def run_case(case: Case, spark=None, engine: str = "jvm",
                              references=_bind(compiled.reference_names,
                                               {k: str(v) for k, v in case.references.items()},
                                               "reference"),
-                             functions=case_functions(case.folder), engine=engine)
+                             functions=case_functions(case.folder), engine=engine,
+                             on_data_error=case.options.get("on_data_error", "stop"))
         if watch is not None:
             options.listeners = watch.listeners(compiled, options.errors_path)
         run(compiled, options, spark=spark)
@@ -207,6 +210,26 @@ def compile_error(case: Case) -> str | None:
         compile_query(case.query, case.policy(), tuple(case.references))
     except AsaqlError as error:
         return error.render(case.query, "query.sql")
+    return None
+
+
+def case_error(case: Case, spark=None, engine: str = "jvm") -> str | None:
+    """The case's rendered error: its query's, or (the query compiles) that of the data error
+    that stops its run, as `asaql run` prints it; None when the run ends well."""
+    from asaql.spark.failures import data_error_stop, stop_error
+
+    error = compile_error(case)
+    if error is not None:
+        return error
+    try:
+        run_case(case, spark=spark, engine=engine)
+    except Exception as failure:  # noqa: BLE001 — only a data error's stop is the case's
+        stop = data_error_stop(failure)
+        if stop is None:
+            raise
+        if "file" in stop:  # the input's name, wherever the case is run from
+            stop["file"] = Path(stop["file"]).name
+        return stop_error(stop, "asaql-errors.jsonl", None).render(case.query, "query.sql")
     return None
 
 

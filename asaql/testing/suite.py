@@ -81,7 +81,7 @@ def run_golden_cases(root: Path, spark, policy: EventOrderingPolicy | None = Non
             if policy is not None:
                 case.options = {**_policy_options(policy), **case.options}
             if case.expected_error is not None:
-                error = golden.compile_error(case)
+                error = golden.case_error(case, spark=spark, engine=engine)
                 want = case.expected_error.read_text().rstrip("\n")
                 result.outputs.append(OutputResult(
                     "error", MATCHED if error == want else NOT_EQUAL,

@@ -76,7 +76,8 @@ def test_malformed_records_are_counted_and_set_aside_with_file_line_and_reason(s
 
 
 def test_a_failed_cast_sets_the_row_aside_with_its_reason_and_counts_it(spark, tmp_path):
-    """ASA stops the job on a failed CAST; asaql sets the row aside (per statement): a pass-through
+    """ASA stops the job on a failed CAST (asaql's default too: test_data_error_stop.py); with
+    `--on-data-error drop` asaql sets the row aside (per statement): a pass-through
     statement and a windowed one, TRY_CAST giving NULL, and a CAST in SELECT of a row WHERE
     leaves out not failing."""
     events = tmp_path / "events.jsonl"
@@ -93,7 +94,8 @@ def test_a_failed_cast_sets_the_row_aside_with_its_reason_and_counts_it(spark, t
     errors = tmp_path / "bad.jsonl"
     result = invoke("run", str(query), "--input", f"input={events}",
                     "--output", f"rows={tmp_path / 'rows.jsonl'}",
-                    "--output", f"sums={tmp_path / 'sums.jsonl'}", "--errors", str(errors))
+                    "--output", f"sums={tmp_path / 'sums.jsonl'}", "--errors", str(errors),
+                    "--on-data-error", "drop")
     assert result.exit_code == 0, result.output
     assert rows((tmp_path / "rows.jsonl").read_text()) == [
         {"id": 1, "n": 12, "t": 12}, {"id": 3, "n": 3, "t": 3}, {"id": 4, "n": None, "t": None}]

@@ -134,6 +134,25 @@ def test_python_api_through_connect_gives_the_local_rows(spark, connect_url, tmp
         assert origin.endswith(".zip/asaql/__init__.py"), origin
 
 
+def test_a_data_error_stops_a_connect_run_with_the_local_message(connect_url, tmp_path):
+    """The writer raises on the server; the client says what a local run says (exit 1)."""
+    events = [json.loads(line) for line in (IOT / "input.jsonl").read_text().splitlines()[:20]]
+    events[4]["temperature"] = "hot"
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (tmp_path / "q.sql").write_text("SELECT deviceId INTO out FROM input TIMESTAMP BY EventTime\n"
+                                    "WHERE temperature > 25\n")
+    remote = asaql_run(["q.sql", "--input", "in.jsonl", "--remote", connect_url],
+                       client_env(), tmp_path)
+    assert remote.returncode == 1, remote.stderr[-3000:]
+    first, *caret = remote.stderr.splitlines()[:3]
+    assert first.startswith("q.sql:2:7: error: the value \"hot\" is not a float as the "
+                            "comparison '>' needs: the event at ")  # named as the server sees it
+    assert first.endswith("in.jsonl:5 stopped the run, as a data error stops an ASA job; none "
+                          "of its micro-batch was written")
+    assert caret == [" 2 | WHERE temperature > 25", "   |       ^"]
+    assert remote.stdout == ""
+
+
 def test_master_and_remote_together_is_a_usage_error(tmp_path):
     result = asaql_run([str(IOT / "query.sql"), "--input", str(IOT / "input.jsonl"),
                         "--master", "local[2]", "--remote", "sc://127.0.0.1:15002"],

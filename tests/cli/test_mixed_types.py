@@ -90,8 +90,9 @@ def test_a_group_value_keeps_its_own_type(spark, tmp_path, options):
 
 @pytest.mark.parametrize("options", ENGINES, ids=IDS)
 def test_a_value_an_implicit_conversion_refuses_is_a_data_error(spark, tmp_path, options):
-    """ASA stops the job; asaql sets the row aside, counts it (summary, Runtime Errors) and
-    names the first on stderr (docs/language.md, "Data errors")."""
+    """ASA stops the job (asaql too by default: test_data_error_stop.py); with `--on-data-error
+    drop` asaql sets the row aside, counts it (summary, Runtime Errors) and names the first on
+    stderr (docs/language.md, "Data errors")."""
     events = [json.loads(line) for line in IOT.read_text().splitlines()[:40]]
     events[10]["temperature"] = "hot"
     source = tmp_path / "in.jsonl"
@@ -102,7 +103,8 @@ def test_a_value_an_implicit_conversion_refuses_is_a_data_error(spark, tmp_path,
     errors, metrics = tmp_path / "errors.jsonl", tmp_path / "metrics.jsonl"
     result = CliRunner().invoke(cli, ["run", str(query), "--input", str(source), "--output",
                                       f"out={tmp_path / 'out.jsonl'}", "--errors", str(errors),
-                                      "--metrics", str(metrics), *options])
+                                      "--metrics", str(metrics), "--on-data-error", "drop",
+                                      *options])
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert sorted(r["temperature"] for r in rows) == sorted(

@@ -53,7 +53,7 @@ def _run(spark, compiled, work: Path, inputs: dict, references: dict, functions:
                          outputs={name: str(out / f"{name}.jsonl")
                                   for name in compiled.output_names},
                          errors_path=str(out / "errors.jsonl"), checkpoint=str(out / "ck"),
-                         engine=engine)
+                         engine=engine, on_data_error="drop")  # random values: compared, not stopped
     try:
         run(compiled, options, spark=spark)
     except Exception as error:  # noqa: BLE001 — compared between the engines

@@ -16,7 +16,8 @@ CASES = golden.discover(ROOT / "tests" / "golden" / "cases") + golden.discover(R
 def test_golden(folder, request):
     case = golden.load_case(folder)
     if case.expected_error is not None:
-        assert golden.compile_error(case) == case.expected_error.read_text().rstrip("\n")
+        error = golden.case_error(case, spark=request.getfixturevalue("spark"))
+        assert error == case.expected_error.read_text().rstrip("\n")
         return
     actual = golden.run_case(case, spark=request.getfixturevalue("spark"))
     if request.config.getoption("--update"):

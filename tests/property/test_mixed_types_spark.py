@@ -72,7 +72,7 @@ def test_each_event_keeps_its_own_value_through_both_engines(spark, tmp_path, dr
         errors = work / f"{engine}-errors.jsonl"
         run(compiled, RunOptions(inputs={"input": str(source)}, outputs=outputs,
                                  errors_path=str(errors), checkpoint=str(work / f"{engine}-ck"),
-                                 engine=engine), spark=spark)
+                                 engine=engine, on_data_error="drop"), spark=spark)
         rows = {r["id"]: r for r in map(json.loads, Path(outputs["whole"]).read_text()
                                         .splitlines())}
         assert sorted(rows) == [e["id"] for e in events], engine
