@@ -268,27 +268,28 @@ def _none_accepted(counts, errors_path: str) -> str:
 def _first_data_error(counts, errors_path: str) -> str:
     """The first event an expression failed on (its file and line, the reason with the
     expression's line and column): a data error is the query's, not the input's."""
-    if not counts.failed:
-        return ""
+    from asaql.spark.failures import entry_address
+
+    entry = _first_entry(errors_path, "data error") if counts.failed else None
+    return "" if entry is None else \
+        f"\nasaql: first data error: {entry_address(entry)}: {entry['reason']}"
+
+
+def _first_reason(errors_path: str) -> str:
+    entry = _first_entry(errors_path)
+    return "of a reason the errors file does not give" if entry is None else entry["reason"]
+
+
+def _first_entry(errors_path: str, kind: str | None = None) -> dict | None:
+    """The errors file's first entry (of `kind`), None when there is none to read."""
     import json
 
     try:
         with open(errors_path, encoding="utf-8") as errors:
             for line in errors:
                 entry = json.loads(line)
-                if entry.get("kind") == "data error":
-                    return (f"\nasaql: first data error: {entry['file']}:{entry['line']}: "
-                            f"{entry['reason']}")
-    except (OSError, ValueError, KeyError, TypeError):
+                if entry.get("kind") == kind and "reason" in entry:
+                    return entry
+    except (OSError, ValueError, TypeError, AttributeError):
         pass
-    return ""
-
-
-def _first_reason(errors_path: str) -> str:
-    import json
-
-    try:
-        with open(errors_path, encoding="utf-8") as errors:
-            return json.loads(errors.readline())["reason"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "of a reason the errors file does not give"
+    return None

@@ -124,6 +124,14 @@ def data_error_stop(error: BaseException) -> dict | None:
         return None
 
 
+def entry_address(entry: dict) -> str:
+    """Where an errors-file entry's event was read: `file:line`, or its topic's place."""
+    if "file" in entry:
+        return f"{entry['file']}:{entry.get('line')}"
+    return (f"topic {entry.get('topic')} partition {entry.get('partition')} offset "
+            f"{entry.get('offset')}")
+
+
 def stop_error(entry: dict, errors_path: str, checkpoint: str | None):
     """The DataError a run stopped at (`data_error_stop`'s entry): at the expression's line and
     column, naming the event, saying what to do."""
@@ -135,9 +143,7 @@ def stop_error(entry: dict, errors_path: str, checkpoint: str | None):
     if where is not None:
         span = Span.point(int(where.group(1)), int(where.group(2)))
         reason = reason[:where.start()]
-    address = (f"{entry['file']}:{entry.get('line')}" if "file" in entry else
-               f"topic {entry.get('topic')} partition {entry.get('partition')} offset "
-               f"{entry.get('offset')}")
+    address = entry_address(entry)
     more = int(entry.get("count") or 1) - 1
     also = f" (and {more} more in its micro-batch)" if more > 0 else ""
     resume = ("run again with the same --checkpoint: it resumes at that micro-batch, nothing "

@@ -52,7 +52,8 @@ def unwrap_variants(left: Column, right: Column, scope: Scope, op: str,
     of a record whose properties differ in type) beside a typed one is read as that type:
     text as text, anything else as a number. A value that is not one (text that is no number,
     a record compared with a number) is NULL, and a data error: ASA stops the job when an
-    implicit conversion fails; asaql sets the row aside with the reason, as for a failed CAST."""
+    implicit conversion fails, and so does asaql by default (`--on-data-error`), as for a failed
+    CAST."""
     kinds = [scope.type_of(side) for side in (left, right)]
     variant = [isinstance(kind, T.VariantType) for kind in kinds]
     if variant[0] == variant[1]:
@@ -61,15 +62,21 @@ def unwrap_variants(left: Column, right: Column, scope: Scope, op: str,
     target = "string" if isinstance(other, T.StringType) else \
         "timestamp" if isinstance(other, T.TimestampType) else \
         "boolean" if isinstance(other, T.BooleanType) else "double"
-    value = left if variant[0] else right
+    what = "arithmetic" if op in ("+", "-", "*", "/", "%") else "the comparison"
+    read = read_variant_as(left if variant[0] else right, target, f"{what} '{op}'", span, scope)
+    return (read, right) if variant[0] else (left, read)
+
+
+def read_variant_as(value: Column, target: str, needer: str, span, scope: Scope) -> Column:
+    """A variant read as `target` (a Spark type name); a value that is not one is NULL and a
+    data error naming what needed it (`needer`: "the comparison '>'", "MIN") and where."""
     read = F.try_variant_get(value, "$", target)
     where = f" (line {span.line}, column {span.column})" if span else ""
-    what = "arithmetic" if op in ("+", "-", "*", "/", "%") else "the comparison"
     scope.record_failure(
         value.isNotNull() & ~F.is_variant_null(value) & read.isNull(),
         F.concat(F.lit("the value "), F.to_json(value), F.lit(
-            f" is not a {_ASA_NAMES[target]} as {what} '{op}' needs{where}")))
-    return (read, right) if variant[0] else (left, read)
+            f" is not a {_ASA_NAMES[target]} as {needer} needs{where}")))
+    return read
 
 
 _ASA_NAMES = {"string": "nvarchar(max)", "timestamp": "datetime", "boolean": "bit",

@@ -24,7 +24,7 @@ from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure_of, event_udf_calls,
                                            laterals_below)
 from asaql.spark.lowering.pattern import prepare_pattern
-from asaql.spark.lowering.variants import with_float_numbers
+from asaql.spark.lowering.variants import read_variant_as, with_float_numbers
 
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _NUMERIC = _INTEGRAL + (T.FloatType, T.DoubleType, T.DecimalType)
@@ -222,19 +222,13 @@ def _aggregate_inputs(call: AggregateCall, name: str, scope: Scope, record: Colu
 # type) is read as a float, as ASA's MIN and MAX convert theirs ("will try to implicitly cast
 # it to FLOAT"); a value that is no number (text that does not convert, a record) is a data
 # error: the event is set aside from the statement's windows, as for a failed CAST.
-_OF_NUMBERS = {"min", "max", "sum", "avg", "stdev", "stdevp", "var", "varp"}
-
-
 def _numeric_if_variant(call: AggregateCall, argument: Column, scope: Scope) -> Column:
-    if call.function not in _OF_NUMBERS or not isinstance(scope.type_of(argument), T.VariantType):
+    """A variant argument of MIN, MAX or an aggregate of numbers, as a float: ASA's MIN and MAX
+    "try to implicitly cast it to FLOAT. Type mismatches will result in errors"."""
+    if call.function not in _NUMERIC_AGGREGATES | {"min", "max"} \
+            or not isinstance(scope.type_of(argument), T.VariantType):
         return argument
-    number = F.try_variant_get(argument, "$", "double")
-    where = f" (line {call.span.line}, column {call.span.column})" if call.span else ""
-    scope.record_failure(  # a data error: ASA's "type mismatches will result in errors"
-        argument.isNotNull() & ~F.is_variant_null(argument) & number.isNull(),
-        F.concat(F.lit("the value "), F.to_json(argument),
-                 F.lit(f" is not a float as {call.function.upper()} needs{where}")))
-    return number
+    return read_variant_as(argument, "double", call.function.upper(), call.span, scope)
 
 
 def _result_type(call: AggregateCall, spec: AggregateSpec, types: dict, record_type: T.StructType):
