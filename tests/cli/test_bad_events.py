@@ -1,7 +1,9 @@
 """One bad event never stops a run, and every event is accounted for: a folder of good events
 mixed with every kind of bad record a new user meets, run once through the real `asaql run`
 (in-process, on the shared session), then one assertion per kind; the same records in one
-`.jsonl` file, as reference data and as a `check` sample."""
+`.jsonl` file, as reference data and as a `check` sample. Events whose values the query cannot
+convert (data errors) are accepted events whose rows are set aside: the runs here drop them
+(`--on-data-error drop`; by default they stop the run, as ASA's do: test_data_error_stop.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from click.testing import CliRunner
 from asaql.cli import cli
 
 ACCEPTED, MALFORMED, DROPPED = "accepted", "malformed", "dropped"
+DATA_ERROR = "data error"  # an accepted event whose row the query's conversion refused
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ KINDS = [
     Kind("crlf_line_end", _record(), ACCEPTED, file="crlf.jsonl", ending=b"\r\n"),
     Kind("second_file_with_json_suffix", _record(), ACCEPTED, file="more.json"),
     Kind("early_event_dropped_by_policy", _record(time='"2021-01-01T01:00:00Z"'), DROPPED),
+    Kind("cast_fails", _record(', "c": "x1"'), DATA_ERROR, "CAST of 'x1' AS bigint failed"),
+    Kind("implicit_conversion_refused", _record().replace(b'"v": 1', b'"v": "abc"'), DATA_ERROR,
+         "the value \"abc\" is not a float as arithmetic '+' needs"),
 ]
 
 
@@ -135,12 +141,13 @@ class Run:
 
 def run_over(spark, folder: Path, input_path: Path, placed: list[Placed]) -> Run:
     query = folder.parent / "query.sql"
-    query.write_text("SELECT id, v INTO out FROM input TIMESTAMP BY EventTime")
+    query.write_text("SELECT id, v, v + 1 AS w, CAST(c AS bigint) AS n INTO out\n"
+                     "FROM input TIMESTAMP BY EventTime")
     out, errors, metrics = (folder.parent / name for name in
                             ("out.jsonl", "errors.jsonl", "metrics.jsonl"))
     result = CliRunner().invoke(cli, [
         "run", str(query), "--input", f"input={input_path}", "--output", f"out={out}",
-        "--errors", str(errors), "--metrics", str(metrics)])
+        "--errors", str(errors), "--metrics", str(metrics), "--on-data-error", "drop"])
     read = (lambda p: [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines()]
             if p.exists() else [])
     return Run(placed, result.exit_code, result.stderr + result.output, read(out),
@@ -174,6 +181,7 @@ def test_each_kind_of_record_has_its_outcome(folder_run, kind):
         assert len(set_aside) == 1, f"{kind.name} not set aside at {place.file}:{place.line}"
         assert kind.reason in set_aside[0]["reason"]
         assert set_aside[0]["record"]
+        assert set_aside[0].get("kind") == (DATA_ERROR if kind.outcome == DATA_ERROR else None)
 
 
 def test_every_good_event_is_written_once(folder_run):
@@ -181,33 +189,36 @@ def test_every_good_event_is_written_once(folder_run):
     assert sorted(r["id"] for r in folder_run.output if r["id"].startswith("good-")) == good
 
 
-def _expected_counts(placed: list[Placed]) -> tuple[int, int, int, int]:
+def _expected_counts(placed: list[Placed]) -> tuple[int, int, int, int, int]:
+    """read, accepted (a data error's event among them), dropped, malformed, data errors"""
     outcome = [p.kind.outcome for p in placed]
-    return (len(placed), outcome.count(ACCEPTED), outcome.count(DROPPED),
-            outcome.count(MALFORMED))
+    return (len(placed), outcome.count(ACCEPTED) + outcome.count(DATA_ERROR),
+            outcome.count(DROPPED), outcome.count(MALFORMED), outcome.count(DATA_ERROR))
 
 
 def test_read_is_accepted_plus_dropped_plus_malformed_in_the_summary_and_the_metrics(folder_run):
-    read, accepted, dropped, malformed = _expected_counts(folder_run.placed)
+    read, accepted, dropped, malformed, failed = _expected_counts(folder_run.placed)
     assert f"{read} events read = {accepted} accepted + {dropped} dropped + {malformed} " \
         "malformed" in folder_run.stderr
-    assert len(folder_run.errors) == malformed
+    assert f", {malformed} malformed, {failed} data errors (set aside in" in folder_run.stderr
+    assert len(folder_run.errors) == malformed + failed
     totals = {name: sum(line[name] for line in folder_run.metrics)
               for name in ("Read Events", "Accepted Events", "Dropped Events",
-                           "Malformed Events")}
+                           "Malformed Events", "Runtime Errors")}
     assert totals == {"Read Events": read, "Accepted Events": accepted,
-                      "Dropped Events": dropped, "Malformed Events": malformed}
+                      "Dropped Events": dropped, "Malformed Events": malformed,
+                      "Runtime Errors": failed}
 
 
 def test_a_single_file_input_accounts_for_every_event_too(spark, tmp_path):
     placed = [p for p in write_mixed_input(tmp_path / "input") if p.file == "mixed.jsonl"]
     run = run_over(spark, tmp_path / "input", tmp_path / "input" / "mixed.jsonl", placed)
     assert run.exit_code == 0, run.stderr
-    read, accepted, dropped, malformed = _expected_counts(placed)
+    read, accepted, dropped, malformed, _ = _expected_counts(placed)
     assert f"{read} events read = {accepted} accepted + {dropped} dropped + {malformed} " \
         "malformed" in run.stderr
     assert sorted(e["line"] for e in run.errors) == \
-        sorted(p.line for p in placed if p.kind.outcome == MALFORMED)
+        sorted(p.line for p in placed if p.kind.outcome in (MALFORMED, DATA_ERROR))
 
 
 def run_reference_join(tmp_path, reference_name: str, reference: bytes, events: str):
