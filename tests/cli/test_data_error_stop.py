@@ -16,9 +16,9 @@ from asaql.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 IOT = ROOT / "samples" / "iot_devices" / "input.jsonl"
-ENGINES = [(), ("--engine", "python"), ("--step", "general"),
-           ("--engine", "python", "--step", "general")]
-IDS = ["jvm-native", "python-native", "jvm-general", "python-general"]
+# the stop is the writer's, the data error each step's own: the two ends of the four pairs
+ENGINES = [(), ("--engine", "python", "--step", "general")]
+IDS = ["jvm-native", "python-general"]
 REASON = "the value \"hot\" is not a float as the comparison '>' needs"
 
 
