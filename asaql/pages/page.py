@@ -19,6 +19,9 @@ from asaql.pages.layout import layout
 from asaql.plan.job_graph import JobGraph
 
 MODES = ("diagram", "live", "report")
+# the page's style and script, each in files of one concern; the scripts share one scope
+_STYLES = ("page.css", "diagram.css")
+_SCRIPTS = ("common.js", "diagram.js", "charts.js", "page.js")
 _MARKER = re.compile(r"__ASAQL_[A-Z]+__")
 
 
@@ -33,9 +36,10 @@ def job_page(graph: JobGraph, mode: str, title: str, snapshot: dict | None = Non
     charts = f"<script>{plotly_js()}</script>" if mode != "diagram" else ""
     values = {
         "__ASAQL_TITLE__": escape(heading), "__ASAQL_HEADING__": escape(heading),
-        "__ASAQL_MODE__": mode, "__ASAQL_STYLE__": _asset("page.css"),
+        "__ASAQL_MODE__": mode,
+        "__ASAQL_STYLE__": "\n".join(_asset(name) for name in _STYLES),
         "__ASAQL_DIAGRAM__": diagram_svg(graph, layout(graph)),
-        "__ASAQL_DATA__": _script_json(data), "__ASAQL_SCRIPT__": _asset("page.js"),
+        "__ASAQL_DATA__": _script_json(data), "__ASAQL_SCRIPT__": _script(),
         "__ASAQL_PLOTLY__": charts,
     }
     # one pass over the template: a marker inside a value (a query's text) stays as it is
@@ -48,6 +52,10 @@ def plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().replace("</script", "<\\/script")
+
+
+def _script() -> str:
+    return "(function () {\n" + "\n".join(_asset(name) for name in _SCRIPTS) + "})();"
 
 
 def _asset(name: str) -> str:
