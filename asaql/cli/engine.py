@@ -8,7 +8,8 @@ import click
 from asaql.cli.options import OneLineError
 
 
-@click.command(epilog="""
+@click.command(short_help="Print the JVM engine's jar, for a cluster or a Connect server.",
+               epilog="""
 \b
 Examples:
   asaql jar

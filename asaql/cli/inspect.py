@@ -8,14 +8,16 @@ from pathlib import Path
 
 import click
 
+from asaql.cli.help import SectionedCommand
 from asaql.cli.pages import endpoints
-from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
+from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                policy_options, read_query, reference_names)
 from asaql.project.bindings import local_samples
 from asaql.project.files import is_project, read_project
 
 
-@click.command(epilog="""
+@click.command(short_help="Find a query's errors without Spark, at their line and column.",
+               epilog="""
 \b
 Examples:
   asaql check samples/iot_devices/query.sql
@@ -66,7 +68,11 @@ def check(query, inputs, references, output_format) -> None:
         sys.exit(1)
 
 
-@click.command(epilog="""
+@click.command(cls=SectionedCommand, sections=(
+    ("What to show", ("output_format", "references", "outputs")), POLICY_SECTION,
+    ("With Spark's own plans", ("with_spark", "inputs", "functions_dir", "engine")),
+    ("Help", ("help",))),
+    short_help="Show a query's plan, or its job diagram as a page.", epilog="""
 \b
 Examples:
   asaql explain samples/iot_devices/query.sql --late 5s --ooo 2s

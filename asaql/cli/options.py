@@ -77,18 +77,32 @@ REFERENCE_HELP = ("An input that is reference data (a static table: JSON lines, 
                    "header row), joined without DATEDIFF.")
 
 
+# the policy's options, as the help of `run` and `explain` lists them
+POLICY_SECTION = ("Time policy (ASA's event ordering)",
+                  ("late", "ooo", "early", "action", "job_config"))
+
+
 def policy_options(command):
     """--late, --ooo, --early, --action and --job-config (run, explain): see `policy_from`."""
     options = [
-        click.option("--late", default=None, help="Late arrival tolerance [default: 5s]."),
-        click.option("--ooo", default=None, help="Out-of-order tolerance [default: 0s]."),
-        click.option("--early", default=None,
-                     help="Early arrival limit, or 'none' [default: 5m]."),
+        click.option("--late", default=None, metavar="DURATION",
+                     help="Late-arrival tolerance: an event whose time is further behind its "
+                          "arrival is late (adjusted or dropped: --action). A duration: 500ms, "
+                          "5s, 10m, 2h, 1d, 1m30s. [default: 5s]"),
+        click.option("--ooo", default=None, metavar="DURATION",
+                     help="Out-of-order tolerance: how long events wait for earlier ones of "
+                          "their partition (or substream). A duration, as --late. "
+                          "[default: 0s]"),
+        click.option("--early", default=None, metavar="DURATION|none",
+                     help="Early-arrival limit: an event whose time is further ahead of its "
+                          "arrival is dropped; 'none' keeps every one. [default: 5m]"),
         click.option("--action", type=click.Choice(["adjust", "drop"]), default=None,
-                     help="What happens to late and out-of-order events [default: adjust]."),
+                     help="What happens to late and out-of-order events: their time adjusted, "
+                          "or dropped. [default: adjust]"),
         click.option("--job-config", type=click.Path(dir_okay=False, exists=True),
-                     help="An ASA JobConfig.json: its late, out-of-order and policy settings "
-                          "(the flags above win)."),
+                     metavar="JobConfig.json",
+                     help="An ASA job configuration: its late, out-of-order and policy "
+                          "settings (--late, --ooo and --action given here win)."),
     ]
     for option in reversed(options):
         command = option(command)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import click
 
-from asaql.cli.options import (REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
+from asaql.cli.help import SectionedCommand
+from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                report_findings, schema_reporter, start_position)
 from asaql.inputs.path_pattern import parse_path_pattern
@@ -26,7 +27,23 @@ Example:
 """
 
 
-@click.command(epilog=EXAMPLE)
+SECTIONS = (
+    ("Inputs and outputs", ("inputs", "outputs", "references", "input_formats",
+                            "output_formats", "functions_dir", "local")),
+    POLICY_SECTION,
+    ("Bad data", ("errors_path", "on_data_error")),
+    ("Live runs and restarts", ("follow", "checkpoint", "max_files_per_trigger")),
+    ("Topics (Kafka, Event Hubs)", ("kafka_config", "start", "kafka_group",
+                                    "max_events_per_trigger", "partition_keys")),
+    ("Folders as Blob containers", ("input_patterns", "path_patterns")),
+    ("Pages and metrics", ("ui", "report_path", "metrics_path")),
+    ("Where Spark runs", ("master", "remote")),
+    ("Advanced", ("engine", "step", "kafka_connector", "verbose", "help")),
+)
+
+
+@click.command(cls=SectionedCommand, sections=SECTIONS, epilog=EXAMPLE,
+               short_help="Run a query over files or topics, with ASA's time policy.")
 @click.argument("query", type=click.Path())
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
               help="A file or folder for an input alias (PATH alone for a single input): "
@@ -75,7 +92,8 @@ Example:
               help="Write ASA's metrics per micro-batch to this file, as JSON lines.")
 @click.option("--checkpoint", type=click.Path(file_okay=False), help="Spark checkpoint folder (resume).")
 @click.option("--follow", is_flag=True, help="Keep running and pick up new files until Ctrl-C.")
-@click.option("--master", help="Spark master URL (default local[2]).")
+@click.option("--master", metavar="URL",
+              help="A Spark master: local[N], spark://HOST:PORT (default local[2]).")
 @click.option("--remote", metavar="sc://HOST:PORT",
               help="Run on a Spark Connect server (default: $SPARK_REMOTE when no --master).")
 @click.option("--max-files-per-trigger", type=click.IntRange(min=1), metavar="N",
@@ -83,7 +101,9 @@ Example:
 @click.option("--max-events-per-trigger", type=click.IntRange(min=1), metavar="N",
               help="Read a topic at most N records per micro-batch.")
 @click.option("--errors", "errors_path", default="asaql-errors.jsonl", show_default=True,
-              help="Where malformed events are set aside, with file, line and reason.")
+              metavar="FILE",
+              help="Where malformed events (and data errors under --on-data-error drop) are "
+                   "set aside, with file, line and reason.")
 @click.option("--on-data-error", "on_data_error", type=click.Choice(["stop", "drop"]),
               default="stop", show_default=True,
               help="A data error (a CAST that fails, a value a comparison or function cannot "
@@ -121,7 +141,8 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
         verbose) -> None:
     """Run QUERY over files (JSON lines, CSV, Parquet, Avro) or Kafka topics with ASA's
     event-ordering policies. QUERY may be a VS Code ASA project folder (asaproj.json): its
-    query, JobConfig.json, Inputs/ and Outputs/ are used; the options above win.
+    query, JobConfig.json, Inputs/ and Outputs/ are used, and the options given here win
+    over them.
 
     On a terminal a status line shows the events read and written, the watermark and its
     delay, and the late, early and out-of-order counts; diagnostics (a late input event, a

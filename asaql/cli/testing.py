@@ -12,7 +12,7 @@ from asaql.cli.options import indent, policy_from
 from asaql.plan.policy import EventOrderingPolicy
 
 
-@click.command(epilog="""
+@click.command(short_help="Run golden query tests, or ASA's testConfig.json.", epilog="""
 \b
 Examples:
   asaql test tests/golden/cases

@@ -15,7 +15,7 @@ from asaql.testing import golden
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [case for folder in golden.discover(ROOT / "tests" / "golden" / "cases")
          + golden.discover(ROOT / "samples")
-         if (case := golden.load_case(folder)).expected_error is None]
+         if golden.compile_error(case := golden.load_case(folder)) is None]
 ALLOWED = ("asaql.plan.", "asaql.core.", "asaql.errors")
 PLAIN = (str, int, float, bool, type(None))
 
