@@ -37,6 +37,7 @@ from asaql.spark.reference import load_reference
 from asaql.spark.relay import ReportReader
 from asaql.spark.session import build_session, prepare_for_run
 from asaql.spark.line_sink import LineSink
+from asaql.spark.addresses import FileNames
 from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
 from asaql.spark.source_log import forget_unplanned_files
 
@@ -52,6 +53,8 @@ NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
+    # the files as the user named them (before a Connect server's absolute paths)
+    names = FileNames.of([*options.inputs.values(), *options.references.values()])
     if is_connect(spark):  # the server resolves paths: absolute ones (connect.py)
         options, checkpoint = _server_paths(options), server_path(checkpoint)
     prepare_for_run(spark)  # a session the caller built too (the Python API)
@@ -68,11 +71,15 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     inputs = run_inputs(options, compiled.plan)
     paths = {**inputs, **stages}
     errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
-                      committed)
+                      committed, names)
     counts = RunCounts()
     listeners = tuple(getattr(options, "listeners", ()))
-    metrics = RunMetrics(options.metrics_path, options.status, listeners=listeners) \
-        if options.metrics_path or options.status is not None or listeners else None
+    # the run's diagnostics (a late input event) whoever watches it: a page or not
+    diagnostics = getattr(options, "diagnostics", None)
+    metrics = RunMetrics(options.metrics_path, options.status, diagnostics, listeners,
+                         compiled.policy) \
+        if options.metrics_path or options.status is not None or listeners \
+        or diagnostics is not None else None
     watcher = ProgressWatcher(metrics) if listeners else None
     watchers = [watcher] if watcher is not None else []  # pumped beside the report readers
     formats = file_formats(options)

@@ -6,7 +6,6 @@ line number: the tiebreak of arrival order, and the address of a malformed recor
 
 from __future__ import annotations
 
-import os
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,7 +18,6 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.files import input_files
 from asaql.inputs.formats import InputFormat, resolve_format, sample_records
 from asaql.inputs.records import MAX_DEPTH, json_file_records
-from asaql.inputs.position import element_of, line_of
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
@@ -28,7 +26,6 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      PROCESSED_FIELD, KafkaRead, kafka_lines, kafka_partitions,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
-from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
@@ -362,34 +359,6 @@ def _partition_id(names: set[str], schema: T.StructType):
                       F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
                                F.lit(f"' {NOT_PARTITION}")))
     return raw.cast("bigint"), error
-
-
-def record_address(file: str, position: int) -> dict:
-    """Where a record was read, for the errors file: file and line, or topic, partition and
-    offset; and the index of the event in the line's array or the message's records when it
-    is one of several (asaql/inputs/position.py)."""
-    line, element = line_of(position), element_of(position)
-    index = {} if element is None else {"index": element}
-    if file.startswith(KAFKA_FILE_PREFIX):
-        topic, _, partition = file[len(KAFKA_FILE_PREFIX):].rpartition(":")
-        return {"topic": topic, "partition": int(partition), "offset": line, **index}
-    return {"file": file_display_name(file), "line": line, **index}
-
-
-def describe_position(file: str, position: int) -> str:
-    """file:line (or kafka:topic:partition:offset), [index] for one event of several."""
-    element = element_of(position)
-    where = f"{file_display_name(file)}:{line_of(position)}"
-    return where if element is None else f"{where}[{element}]"
-
-
-def file_display_name(uri: str) -> str:
-    """file:/a/b.jsonl → a path relative to the current folder when it is below it."""
-    path = uri[len("file:"):] if uri.startswith("file:") else uri
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return path
 
 
 def discover_partitions(spark: SparkSession, path: str, fmt: InputFormat | None = None,

@@ -16,7 +16,7 @@ import time
 from datetime import datetime, timezone
 from typing import TextIO
 
-from asaql.spark.io import describe_position
+from asaql.spark.addresses import describe_position
 
 # A partition whose watermark is this far behind the most advanced one, while holding the
 # combined watermark back, is reported as not progressing (ASA: InputPartitionNotProgressing).

@@ -19,7 +19,8 @@ from asaql.runtime import columns as C
 from asaql.spark.declared_schema import conform
 from asaql.spark.failures import reason
 from asaql.spark.format_inputs import PROBLEM, batch_lines
-from asaql.spark.io import describe_position, infer_payload_schema
+from asaql.spark.addresses import FileNames, describe_position
+from asaql.spark.io import infer_payload_schema
 from asaql.spark.lowering.keys import key_text
 from asaql.spark.records import (ARRAY_PROBLEM, array_elements, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -134,7 +135,7 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:
-        where = describe_position(bad[0][C.FILE], bad[0][C.LINE])
+        where = describe_position(bad[0][C.FILE], bad[0][C.LINE], FileNames.of([path]))
         raise ConfigurationError(f"reference data {where}: {bad[0]['why']} (a reference table "
                                  "is used whole: fix or remove that record)")
     return parsed.select(*[F.col(f"_asaql_rec.`{f.name}`").alias(f.name) for f in schema.fields])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 import re
 import sys
 
@@ -47,6 +48,9 @@ SESSION_CONF = {
     # minutes in it before its first micro-batch (found by tests/corpus/test_corpus_engines.py).
     # It only infers filters asaql does not need (its rows are filtered where they are made).
     "spark.sql.constraintPropagation.enabled": "false",
+    # Spark makes its (empty) table warehouse at start, by default in the current folder: a
+    # run must leave nothing there that the user did not ask for (asaql keeps no tables).
+    "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "asaql-spark-warehouse"),
 }
 
 

@@ -18,7 +18,7 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
 from asaql.runtime import columns as C
 from asaql.spark.control import CONTROL_FOLDER
-from asaql.spark.io import record_address
+from asaql.spark.addresses import FileNames, record_address
 from asaql.spark.line_sink import (
     DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
 )
@@ -109,12 +109,14 @@ class ErrorLog:
     """Malformed events with file, line and reason; the file is created only when needed (its
     appends journaled as a `.jsonl` output's are: exactly once across a kill)."""
 
-    def __init__(self, path: str, fresh: bool, journal: str, committed: Committed):
+    def __init__(self, path: str, fresh: bool, journal: str, committed: Committed,
+                 names: FileNames = FileNames()):
         self.path = path
+        self.names = names  # the files as the user named the inputs
         self.file = JournaledFile(path, journal, fresh, committed, create=False)
 
     def write(self, rows, query: int = 0, batch_id: int = 0) -> None:
-        text = "".join(json.dumps({**record_address(row[C.FILE], row[C.LINE]),
+        text = "".join(json.dumps({**record_address(row[C.FILE], row[C.LINE], self.names),
                                    "reason": row[C.ERROR], "record": row.get(C.RAW),
                                    **({"kind": DATA_ERROR} if row.get("kind") else {})},
                                   ensure_ascii=False) + "\n" for row in rows)
@@ -268,7 +270,8 @@ class BatchWriter:
                                   for entry, is_failure in entries],
                                  key=lambda r: (r[C.FILE], r[C.LINE])), self.query, batch_id)
         first = failed[0]
-        raise DataErrorStop(json.dumps({**record_address(first[C.FILE], first[C.LINE]),
+        raise DataErrorStop(json.dumps({**record_address(first[C.FILE], first[C.LINE],
+                                                         self.errors.names),
                                         "reason": first[C.ERROR], "count": len(failed)},
                                        ensure_ascii=False))
 

@@ -162,3 +162,24 @@ def test_the_readme_sample_runs_in_a_real_process_with_only_rows_on_stdout(tmp_p
     expected = rows((sample / "expected.jsonl").read_text())
     assert sorted(map(json.dumps, written)) == sorted(map(json.dumps, expected))
     assert "asaql: 304 input events" in result.stderr
+    # nothing the user did not ask for in the working folder (Spark's warehouse, an errors
+    # file without errors)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("given", ["absolute", "relative"])
+def test_a_file_is_named_as_the_user_gave_its_input(spark, tmp_path, given):
+    """An input given as an absolute path outside the working folder is named absolutely (not
+    `../../tmp/…`), one given relative as typed: in the errors file and the messages. (The
+    working folder stays the session's: Spark's JVM resolves relative paths against its own.)"""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "in.jsonl").write_text('{"id": 1, "t": "2021-01-01T00:00:01Z"}\n{"id": \n')
+    (tmp_path / "q.sql").write_text("SELECT id INTO out FROM input TIMESTAMP BY t")
+    path = str(data) if given == "absolute" else os.path.relpath(data)
+    result = invoke("run", str(tmp_path / "q.sql"), "--input", path,
+                    "--output", f"out={tmp_path / 'out.jsonl'}",
+                    "--errors", str(tmp_path / "errors.jsonl"))
+    assert result.exit_code == 0, result.output
+    entry, = rows((tmp_path / "errors.jsonl").read_text())
+    assert entry["file"] == os.path.join(path, "in.jsonl") and entry["line"] == 2

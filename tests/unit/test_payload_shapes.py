@@ -14,7 +14,7 @@ from asaql.compiler.pipeline import compile_query
 from asaql.inputs.records import json_file_records
 from asaql.plan.metadata import carried_metadata
 from asaql.inputs.position import MAX_ELEMENTS, element_of, line_of, position
-from asaql.spark.io import describe_position, record_address
+from asaql.spark.addresses import describe_position, record_address
 from asaql.spark.kafka_source import payload_records
 
 
