@@ -1,6 +1,7 @@
 """The front door and the reference: the README stays a newcomer's page (at most 250 lines, its
 links to docs/ alive), and the docs site builds with `mkdocs build --strict` (a broken link,
-anchor or nav entry fails it)."""
+anchor or nav entry fails it) into a site that works from its files (tests/pages/
+test_docs_site_offline.py opens it in Chromium; tests/docs/test_code_blocks.py runs its code)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,44 @@ def test_the_docs_site_builds_strictly(tmp_path):
         capture_output=True, text=True, timeout=300, cwd=ROOT,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert result.returncode == 0, result.stdout + result.stderr
-    pages = {p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob(
-        "index.html")}
-    for page in ("index.html", "speed/index.html", "pages/index.html", "language/index.html"):
-        assert page in pages
+    site = tmp_path / "site"
+    files = {p.relative_to(site).as_posix() for p in site.rglob("*") if p.is_file()}
+    # one .html file per page (use_directory_urls: false), so that links work from file://
+    for page in ("index.html", "getting-started.html", "speed.html", "pages.html",
+                 "language.html"):
+        assert page in files
+    assert not any(name.endswith("/index.html") for name in files), sorted(files)
+    # offline: the search index as a script, the worker shim from the site, no web fonts
+    assert "search/search_index.js" in files
+    assert "assets/javascripts/iframe-worker-shim.js" in files
+    index = (site / "index.html").read_text()
+    assert "unpkg.com" not in index and "fonts.googleapis.com" not in index
+
+
+def prose(text: str) -> str:
+    """A page's text outside its code blocks."""
+    return re.sub(r"^\s*```.*?^\s*```", "", text, flags=re.S | re.M)
+
+
+def test_long_pages_have_sections_a_table_of_contents_shows():
+    """No wall of bullets under one heading: a page of more than 1,000 words has a `##`
+    section for every 700 words or fewer (the site's table of contents lists them)."""
+    walls = []
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        text = page.read_text()
+        words = len(prose(text).split())
+        sections = len(re.findall(r"^##+ \S", prose(text), flags=re.M))
+        if words > 1000 and words / (sections + 1) > 700:
+            walls.append(f"{page.name}: {words} words, {sections} sections")
+    assert not walls, walls
+
+
+def test_run_page_starts_with_what_a_user_does_first():
+    """docs/run.md opens with running a query over a file (its output, the summary); the
+    internal switches (--engine, --step) come last, under Advanced."""
+    text = prose((ROOT / "docs" / "run.md").read_text())
+    headings = re.findall(r"^## (.+)$", text, flags=re.M)
+    assert headings[0] == "Run a query over a file"
+    assert headings[-1].startswith("Advanced")
+    advanced = text.index("## " + headings[-1])
+    assert text.index("--engine") > advanced and text.index("--step") > advanced
