@@ -60,6 +60,7 @@ def watched(compiled, options, engine: str, places: dict, title: str, ui: str | 
         yield lambda summary: None
         return
     from asaql.pages.job import engine_reader, job_graph_of
+    from asaql.pages.labels import over_columns
     from asaql.pages.monitor import RunMonitor
     from asaql.pages.page import job_page
     from asaql.pages.server import LiveServer, parse_address
@@ -68,7 +69,8 @@ def watched(compiled, options, engine: str, places: dict, title: str, ui: str | 
         raise OneLineError(f"--report {report}: its folder does not exist")
     graph = job_graph_of(compiled.plan, engine_reader(engine), places)
     live = options.follow or any(is_topic(t) for t in options.inputs.values())
-    monitor = RunMonitor(graph, options.errors_path, title, live)
+    monitor = RunMonitor(graph, options.errors_path, title, live,
+                         over=over_columns(compiled.plan))
     options.listeners = (*options.listeners, monitor)
     server = None
     if ui is not None:

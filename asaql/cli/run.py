@@ -207,6 +207,8 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
                          output_path_patterns=given.output_path_patterns,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
                          step=step or DEFAULT_STEP, engine=engine, on_data_error=on_data_error,
+                         # a late input event, a partition not progressing: with a page or not
+                         diagnostics=sys.stderr,
                          functions=job_functions(functions_dir, project),
                          on_schemas=schema_reporter(compiled, {**given.inputs,
                                                                **given.references}))
@@ -270,7 +272,8 @@ def _summary(counts, errors_path: str) -> str:
         text += f" (set aside in {errors_path})"
     text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
              f"dropped + {counts.malformed} malformed")
-    text += f"; {counts.batches} micro-batches in {counts.seconds:.1f} s"
+    text += (f"; {counts.batches} micro-batch{'es' if counts.batches != 1 else ''} in "
+             f"{counts.seconds:.1f} s")
     return text + _none_accepted(counts, errors_path) + _first_data_error(counts, errors_path)
 
 

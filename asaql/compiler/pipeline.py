@@ -8,6 +8,7 @@ from asaql.analysis.analyzer import analyze
 from asaql.analysis.statements import BoundStatement
 from asaql.analysis.tables import declared_schemas
 from asaql.compiler.gc_pause import paused_gc
+from asaql.compiler.outline import query_steps
 from asaql.plan.function_binding import with_functions
 from asaql.plan.nodes import Plan
 from asaql.plan.planner import plan_statements
@@ -50,5 +51,6 @@ def compile_query(text: str, policy: EventOrderingPolicy | None = None,
     with paused_gc():  # why: asaql/compiler/gc_pause.py
         tree = parse(text)
         statements = analyze(tree, references)
-        plan = plan_statements(statements, policy, declared_schemas(tree))
+        plan = replace(plan_statements(statements, policy, declared_schemas(tree)),
+                       steps=query_steps(tree, text))
         return CompiledQuery(text, tree, statements, plan, policy)

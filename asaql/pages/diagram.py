@@ -1,18 +1,26 @@
-"""The job diagram as SVG: a box per node of the job graph, an arrow per edge.
+"""The job diagram as SVG: a box per input, step and output of the job graph, an arrow per
+edge (through its waypoints, between the boxes of the layers it passes).
 
 Drawn here rather than in the browser, so the page shows the job even with scripts off; the
-page's script only adds the selection and the live numbers (each box has an empty line for
-them, `text.numbers`).
+page's script adds the selection, the run's numbers (each input and output box keeps empty
+lines for them, `text.numbers`), the zoom, and cuts each line to the box's width as the
+browser measures it. Here lines are cut by a count of characters a little under that width,
+with `…`, so nothing runs past a box's edge without the script either; `data-full` keeps the
+whole line.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from asaql.pages.layout import BOX_HEIGHT, BOX_WIDTH, Layout
-from asaql.plan.job_graph import JobGraph
+from asaql.pages.layout import BOX_WIDTH, HEAD, LINE, Layout, detail_lines
+from asaql.plan.job_graph import GraphNode, JobGraph
 
-_LINE = 15  # pixels per text line in a box
+INSET = 10  # text from the box's left edge, and the room kept at its right
+# characters that surely fit in a line of the box (system-ui: ~7.9 px a bold 13 px
+# character at most in our titles, ~6.9 px a 12 px one)
+TITLE_CHARS = int((BOX_WIDTH - 2 * INSET) / 8.6)
+DETAIL_CHARS = int((BOX_WIDTH - 2 * INSET) / 7.0)
 
 
 def diagram_svg(graph: JobGraph, where: Layout) -> str:
@@ -26,37 +34,50 @@ def diagram_svg(graph: JobGraph, where: Layout) -> str:
     for source, target in graph.edges:
         parts.append(_edge(source, target, where))
     for node in graph.nodes:
-        parts.append(_box(node, *where.centres[node.id]))
+        parts.append(_box(node, where))
     parts.append("</svg>")
     return "\n".join(parts)
 
 
 def _edge(source: str, target: str, where: Layout) -> str:
     (x1, y1), (x2, y2) = where.centres[source], where.centres[target]
-    y1, y2 = y1 + BOX_HEIGHT / 2, y2 - BOX_HEIGHT / 2
-    if y2 <= y1:  # a stage read back at the same height or above: around the side
-        y2 = where.centres[target][1] - BOX_HEIGHT / 2
-    bend = max(30.0, (y2 - y1) / 2)
+    points = [(x1, y1 + where.sizes[source][1] / 2),
+              *where.routes.get((source, target), ()),
+              (x2, y2 - where.sizes[target][1] / 2)]
+    path = [f"M {points[0][0]:.1f} {points[0][1]:.1f}"]
+    for (ax, ay), (bx, by) in zip(points, points[1:]):
+        if ax == bx:  # through a layer, beside its boxes
+            path.append(f"L {bx:.1f} {by:.1f}")
+            continue
+        bend = max(20.0, (by - ay) / 2)
+        path.append(f"C {ax:.1f} {ay + bend:.1f}, {bx:.1f} {by - bend:.1f}, {bx:.1f} {by:.1f}")
     return (f'<path class="edge" data-from="{source}" data-to="{target}" '
-            f'd="M {x1:.1f} {y1:.1f} C {x1:.1f} {y1 + bend:.1f}, {x2:.1f} {y2 - bend:.1f}, '
-            f'{x2:.1f} {y2:.1f}" marker-end="url(#arrow)"/>')
+            f'd="{" ".join(path)}" marker-end="url(#arrow)"/>')
 
 
-def _box(node, cx: float, cy: float) -> str:
-    x, y = cx - BOX_WIDTH / 2, cy - BOX_HEIGHT / 2
-    lines = [f'<text class="title" x="{x + 10:.1f}" y="{y + 19:.1f}">{escape(node.title)}'
-             '</text>']
-    for number, detail in enumerate(node.details[:2]):
-        top = y + 19 + _LINE * (number + 1)
-        lines.append(f'<text class="detail" x="{x + 10:.1f}" y="{top:.1f}">'
-                     f'{escape(_fit(detail))}</text>')
-    lines.append(f'<text class="numbers" x="{x + 10:.1f}" y="{y + BOX_HEIGHT - 9:.1f}"></text>')
-    badge = f'<title>{escape(node.plan_text)}</title>'
+def _box(node: GraphNode, where: Layout) -> str:
+    (cx, cy), (width, height) = where.centres[node.id], where.sizes[node.id]
+    x, y = cx - width / 2, cy - height / 2
+    left = x + INSET
+    lines = [_text("tag", node.tag, left, y + 14, DETAIL_CHARS),
+             _text("title", node.title, left, y + HEAD - 7, TITLE_CHARS)]
+    details = detail_lines(node)
+    for number, detail in enumerate(details):
+        lines.append(_text("detail", detail, left, y + HEAD - 7 + LINE * (number + 1),
+                           DETAIL_CHARS))
+    if where.numbers and node.kind in ("input", "output"):
+        top = y + HEAD - 7 + LINE * (len(details) + 1)
+        lines.append(f'<text class="numbers" x="{left:.1f}" y="{top:.1f}"></text>')
+    tip = "\n".join((f"{node.tag}: {node.title}", node.text or "\n".join(node.details)))
     return (f'<g class="node {node.kind}" data-id="{node.id}" data-kind="{node.kind}" '
-            f'data-operator="{node.operator}" tabindex="0">{badge}'
-            f'<rect x="{x:.1f}" y="{y:.1f}" width="{BOX_WIDTH}" height="{BOX_HEIGHT}" rx="6"/>'
+            f'data-operator="{node.operator}" tabindex="0" role="button" '
+            f'aria-label="{escape(node.tag)} {escape(node.title)}">'
+            f'<title>{escape(tip)}</title>'
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{width}" height="{height:.1f}" rx="6"/>'
             + "".join(lines) + "</g>")
 
 
-def _fit(text: str, limit: int = 38) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def _text(cls: str, text: str, x: float, y: float, limit: int) -> str:
+    shown = text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    return (f'<text class="{cls}" x="{x:.1f}" y="{y:.1f}" data-full="{escape(text)}">'
+            f'{escape(shown)}</text>')

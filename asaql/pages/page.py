@@ -38,7 +38,7 @@ def job_page(graph: JobGraph, mode: str, title: str, snapshot: dict | None = Non
         "__ASAQL_TITLE__": escape(heading), "__ASAQL_HEADING__": escape(heading),
         "__ASAQL_MODE__": mode,
         "__ASAQL_STYLE__": "\n".join(_asset(name) for name in _STYLES),
-        "__ASAQL_DIAGRAM__": diagram_svg(graph, layout(graph)),
+        "__ASAQL_DIAGRAM__": diagram_svg(graph, layout(graph, numbers=mode != "diagram")),
         "__ASAQL_DATA__": _script_json(data), "__ASAQL_SCRIPT__": _script(),
         "__ASAQL_PLOTLY__": charts,
     }

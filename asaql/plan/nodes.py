@@ -9,7 +9,7 @@ TIMESTAMP BY share one event-ordering step when lowered.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from asaql.core.stages import is_stage
 from asaql.errors import InternalError
@@ -240,6 +240,9 @@ class Plan:
     outputs: tuple[WriteOutput, ...]
     # CREATE TABLE columns per lower-case input name, reference data's too: (name, columns)
     declared: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # the query's steps as written (asaql/plan/outline.py, QueryStep): names for its pictures,
+    # no part of what runs
+    steps: tuple = field(default=(), compare=False)
 
     def declared_columns(self, name: str) -> tuple[tuple[str, str], ...]:
         return dict(self.declared).get(name.lower(), ())

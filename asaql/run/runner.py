@@ -44,6 +44,9 @@ class RunOptions:
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
     status: TextIO | None = None  # a terminal for the live status line (None: quiet)
+    # where ASA's diagnostics go (a late input event, a partition not progressing): the CLI's
+    # stderr, with or without a page; None: quiet (the Python API, `asaql test`)
+    diagnostics: TextIO | None = None
     # input alias → --input-format (json, csv, csv:DELIMITER, parquet, avro); else the extension
     input_formats: dict[str, str] = field(default_factory=dict)
     kafka_start: str | int = "earliest"  # where a new run starts reading a topic (--start)

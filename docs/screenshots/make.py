@@ -48,7 +48,7 @@ def main() -> None:
                             "--format", "html")
             (work / "job.html").write_text(explain.communicate()[0])
             page.goto((work / "job.html").as_uri())
-            page.click("g.node[data-operator=JoinStreams]")
+            page.click('g.node[aria-label="WITH step Trips"]')
             shoot(page, "explain")
             # 2. the live page, while the run follows its input
             inbox = work / "inbox"
@@ -76,7 +76,7 @@ def main() -> None:
             page.wait_for_function("""document.querySelector(
                 '#totals tr[data-metric="Read Events"] td.value')?.textContent === '304'""",
                                    timeout=180_000)
-            page.click("g.node[data-kind=input]")
+            page.evaluate("window.scrollTo(0, 0)")  # the job's health first, as a user sees it
             shoot(page, "live")
             # 3. the report, written when Ctrl-C ends the run
             run.send_signal(signal.SIGINT)

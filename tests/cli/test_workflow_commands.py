@@ -195,18 +195,6 @@ def test_test_in_a_real_process(tmp_path, two_cases):
     assert (tmp_path / "j.xml").exists()
 
 
-def test_the_explain_outputs_in_the_docs_are_what_explain_prints():
-    import re
-    text = (ROOT / "docs" / "explain.md").read_text()
-    blocks = re.findall(r"```\n\$ asaql explain ([^\n]*)\n(.*?)\n```", text, flags=re.S)
-    assert len(blocks) == 3
-    for args, shown in blocks:
-        arguments = [str(ROOT / a) if a.startswith("samples/") else a for a in args.split()]
-        result = invoke("explain", *arguments)
-        assert result.exit_code == 0, result.output
-        assert result.stdout.rstrip() == shown, args
-
-
 def test_explain_in_a_real_process():
     result = subprocess.run([sys.executable, "-m", "asaql.cli", "explain", str(IOT / "query.sql"),
                              "--format", "json", "--ooo", "2s"],

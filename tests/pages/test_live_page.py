@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from asaql.cli import cli
 from arrivals import arrive
+from chart_fit import charts_fit, health_in_first_screen, values
 from thread_run import ThreadRun
 
 SAMPLES = Path(__file__).parents[2] / "samples"
@@ -146,8 +147,10 @@ def test_the_live_page_of_the_iot_sample(spark, browser, screenshots, tmp_path):
             assert "read" in box.locator("text.numbers").text_content()
             output = page.locator(f'g.node[data-id="{node["output"]}"]')
             assert int(output.get_attribute("data-rows")) == totals["Output Events"]
-            policy = next(n["id"] for n in graph["nodes"]
-                          if n["operator"] == "ApplyEventOrdering")
+            # the policy's late events: on its own box, or on the input's when the diagram
+            # draws the policy inside the input's box
+            policy = next((n["id"] for n in graph["nodes"]
+                           if n["operator"] == "ApplyEventOrdering"), node["input"])
             assert int(page.locator(f'g.node[data-id="{policy}"]').get_attribute("data-late")) \
                 == totals["Late Input Events"]
             # the latest malformed records, with their file and line
@@ -156,6 +159,17 @@ def test_the_live_page_of_the_iot_sample(spark, browser, screenshots, tmp_path):
             assert all("input.jsonl:" in row for row in rows), rows
             assert page.locator("#late tbody tr").count() >= 1
             assert page.locator("#chart-watermarks .main-svg").count() >= 1  # plotly drew it
+            # the job's health in the first screen, each substream in words; every chart fits
+            health_in_first_screen(page)
+            shown = {r.split("\t")[0] for r in page.locator("#watermarks tbody tr")
+                     .all_inner_texts()}
+            assert "partition 1 · device-02" in shown and not any("[" in r for r in shown)
+            charts_fit(page)
+            # --follow over 2021's events: the delay is behind the newest arrival, in seconds
+            delays = [p["behind"] for p in status(url)["history"] if p["behind"] is not None]
+            assert delays and all(0 <= d < 3600 for d in delays), delays
+            assert all(0 <= d < 3600 for d in values(page, "chart-delay"))
+            page.screenshot(path=str(screenshots / "live-iot-first-screen.png"))
             page.screenshot(path=str(screenshots / "live-iot.png"), full_page=True)
             said = stop()
     finally:
@@ -216,6 +230,11 @@ def test_the_live_page_of_the_toll_app(spark, browser, screenshots, tmp_path):
             assert int(entry.get_attribute("data-read")) == read
             page.click(f'g.node[data-id="{_input(nodes, "EntryStream")}"]')
             assert "counted with EntryStream + ExitStream" in page.locator("#details").inner_text()
+            # a join's watermarks by its inputs' names, never a raw key (left/0)
+            shown = [r.split("\t")[0] for r in page.locator("#watermarks tbody tr")
+                     .all_inner_texts()]
+            assert shown and not any(r.startswith(("left/", "right/")) for r in shown), shown
+            assert any("EntryStream · partition " in r for r in shown), shown
             page.screenshot(path=str(screenshots / "live-toll-app.png"), full_page=True)
             said = stop()
     finally:

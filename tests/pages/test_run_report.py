@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+from chart_fit import charts_fit, health_in_first_screen, legend, values
 from click.testing import CliRunner
 from kafka_broker import read_jsonl
 
@@ -58,7 +59,21 @@ def check_report(page, report: Path, said: str) -> dict:
     assert page.locator("#summary").inner_text() in said
     assert page.locator("#chart-watermarks .main-svg").count() >= 1
     assert not failed, failed  # nothing fetched: plotly.js is inside the file
-    return embedded(report)["snapshot"]
+    snapshot = embedded(report)["snapshot"]
+    # the health panel says what the summary says, in the first screen; the late and malformed
+    # counts say how many of them the tables list
+    health_in_first_screen(page)
+    late, listed = expected["Late Input Events"], len(snapshot["late"])
+    assert f"Late input events: {late}" in page.locator("#late-count").inner_text()
+    if late:
+        assert f"{listed} of {late} listed" in page.locator("#late-count").inner_text()
+        assert f"{listed} of {late} listed" in page.locator("#late-heading").inner_text()
+        assert page.locator("#late tbody tr").count() == listed
+    assert f"Malformed records: {expected['Malformed Events']}" in \
+        page.locator("#malformed-count").inner_text()
+    # every chart fits its box: nothing cut off, the toolbar off the title
+    charts_fit(page)
+    return snapshot
 
 
 def test_a_report_of_a_run_from_a_topic(spark, kafka_broker, offline_page, screenshots,
@@ -86,7 +101,21 @@ def test_a_report_of_a_run_from_a_topic(spark, kafka_broker, offline_page, scree
     assert len(snapshot["batches"]) >= 3  # at most 100 events per micro-batch: several
     assert all(b["seconds"] > 0 for b in snapshot["batches"])
     assert page.locator("#chart-lag .main-svg").count() >= 1
+    # the watermarks' legend in words: each substream by its partition and device
+    substreams = {f"partition {e['PartitionId']} · {e['deviceId']}" for e in events}
+    assert set(legend(page, "chart-watermarks")) == substreams | {"lowest"}
+    assert {r.split("\t")[0] for r in page.locator("#watermarks tbody tr").all_inner_texts()} \
+        == substreams
+    # the delay is behind the newest arrival: seconds, not the years since the data's 2021
+    behind = [p["behind"] for p in snapshot["history"] if p["behind"] is not None]
+    assert behind and all(0 <= b < 3600 for b in behind)
+    assert sorted(values(page, "chart-delay")) == sorted(behind)  # the chart draws those
+    # the late-event diagnostic, on stderr, says what became of the event
+    diagnostic = next(line for line in result.output.splitlines() if "late input event" in line)
+    assert "adjusted by the late arrival policy: its System.Timestamp is at least 2021-01-01T" \
+        in diagnostic
     page.screenshot(path=str(screenshots / "report-topic.png"), full_page=True)
+    page.screenshot(path=str(screenshots / "report-topic-first-screen.png"))
     # watching the run changed none of its rows
     def rows(path: Path) -> list[str]:
         return sorted(json.dumps(r, sort_keys=True) for r in read_jsonl(path))
@@ -155,3 +184,62 @@ def test_asaql_test_writes_a_report_for_each_failing_case(spark, offline_page, t
     assert read == events
     assert page.locator("g.node").count() >= 3
     assert not failed, failed
+
+
+def _small_input(path: Path) -> int:
+    """Seven readings on two partitions, three of them more than 5 s older than their
+    arrival (late); returns how many are late."""
+    rows = [("device-01", 0, "08:00:00", "08:00:01"), ("device-01", 0, "08:00:10", "08:00:11"),
+            ("device-01", 0, "07:59:50", "08:00:20"), ("device-02", 1, "08:00:02", "08:00:03"),
+            ("device-02", 1, "08:00:01", "08:00:30"), ("device-02", 1, "08:00:31", "08:00:32"),
+            ("device-02", 1, "08:00:05", "08:00:40")]
+    path.write_text("".join(json.dumps({
+        "deviceId": device, "temperature": 26.0, "EventTime": f"2021-01-01T{time}Z",
+        "EventEnqueuedUtcTime": f"2021-01-01T{arrival}Z", "PartitionId": partition}) + "\n"
+        for device, partition, time, arrival in rows))
+    return 3
+
+
+def test_a_one_micro_batch_run_says_the_same_with_or_without_a_page(spark, offline_page,
+                                                                    screenshots, tmp_path):
+    """The late-event diagnostic is the run's own (a page or not), and says the event was
+    dropped under --action drop; the report of one micro-batch draws what it has (each
+    substream's watermark as a dot, the micro-batch as a bar), not a line over milliseconds."""
+    events = tmp_path / "input.jsonl"
+    late = _small_input(events)
+
+    def run(name: str, *more: str):
+        result = CliRunner().invoke(cli, [
+            "run", str(IOT / "query.sql"), "--input", str(events), "--output",
+            f"alerts={tmp_path / name}.jsonl", "--errors", str(tmp_path / f"{name}-errors.jsonl"),
+            "--late", "5s", "--ooo", "0s", "--action", "drop", *more])
+        assert result.exit_code == 0, result.output
+        said = [line for line in result.output.splitlines() if line.startswith("asaql: ")
+                and "late input event" in line]
+        return result.output, said
+
+    _, alone = run("alone")
+    report = tmp_path / "run.html"
+    output, watched = run("watched", "--report", str(report))
+    assert len(alone) == 1 and watched == alone  # once, the same with or without a page
+    assert "dropped by the late arrival policy (--late 5s, --action drop)" in alone[0]
+    snapshot = check_report(offline_page, report, output)
+    page, _ = offline_page
+    assert snapshot["totals"]["Late Input Events"] == late
+    assert f"1 of {late} listed" in page.locator("#late-count").inner_text()
+    assert page.locator("#late tbody tr").all_inner_texts()[0].count("dropped") == 1
+    drawn = page.evaluate("""() => Object.fromEntries(['chart-watermarks', 'chart-batches']
+        .map(id => { const d = document.getElementById(id);
+                     const ticks = (axis) => [...d.querySelectorAll(`.${axis}tick text`)]
+                       .map(e => e.textContent);
+                     return [id, {x: d.layout.xaxis.type, y: d.layout.yaxis.type,
+                                  types: d.data.map(t => t.type), modes: d.data.map(t => t.mode),
+                                  xticks: ticks('x'), yticks: ticks('y')}]; }))""")
+    assert "(one micro-batch)" in page.locator("#chart-watermarks .gtitle").text_content()
+    marks = drawn["chart-watermarks"]  # a dot per substream, by name, on a time axis
+    assert (marks["x"], marks["y"], marks["modes"]) == ("date", "category", ["markers"])
+    assert set(marks["yticks"]) == {"partition 0 · device-01", "partition 1 · device-02",
+                                    "lowest"}
+    batches = drawn["chart-batches"]  # one bar, the micro-batch
+    assert batches["types"][0] == "bar" and batches["xticks"] == ["#0"]
+    page.screenshot(path=str(screenshots / "report-one-batch.png"))

@@ -24,7 +24,7 @@ def test_a_query_cannot_break_out_of_the_page():
     assert "<script>alert(1)" not in page
     assert page.count("<script") == 2  # the data and the page's own script
     # the marker in the query's text stays text: the page's script is in it once
-    assert page.count("asaql's job page: the selection on the diagram") == 1
+    assert page.count("The page's data and small helpers, shared by diagram.js") == 1
     assert not re.search(r"__ASAQL_(TITLE|HEADING|MODE|STYLE|DIAGRAM|DATA|PLOTLY)__", page)
     data = re.search(r'id="asaql-data">(.*?)</script>', page, re.S).group(1)
     plans = [n["plan"] for n in json.loads(data)["graph"]["nodes"]]

@@ -40,7 +40,7 @@ def test_a_metrics_line_a_status_line_and_each_diagnostic_once(tmp_path):
     assert late.endswith("data/in.jsonl:7, partition 1, event time 2021-01-01T00:00:00.000000Z, "
                          "arrived 2021-01-01T00:00:30.000000Z; its System.Timestamp was adjusted "
                          "or it was dropped by the late arrival policy (further ones are counted "
-                         "only)")
+                         "only)")  # no policy given: it cannot say which (the run gives it)
     assert stalled == ("asaql: input partition not progressing (input:0): partition 0 is at "
                        "2021-01-01T00:00:00.000000Z, 300 s behind the others, and holds the "
                        "combined watermark back")
