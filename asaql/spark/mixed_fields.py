@@ -12,7 +12,7 @@ value, written as itself, and an expression reads it by the type its use asks fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -36,6 +36,85 @@ def with_mixed_as_variants(schema: T.StructType,
     found = read(probe).select(*columns).collect()[0]
     mixed = {path for path, kind in zip(candidates, found) if _is_mixed(kind)}
     return _replaced(schema, mixed, ()) if mixed else schema
+
+
+def mixed_in_records(schema: T.StructType, records: Iterable[dict]) -> T.StructType:
+    """`with_mixed_as_variants` asked of the records themselves, in the driver: for a small
+    input, reading its records here costs less than a Spark job (about 0.8 s of a run's start).
+    The same answer: a candidate is mixed when two events' values disagree in type anywhere
+    inside it, as schema_of_variant_agg merges them (numbers with numbers, records field by
+    field, arrays element by element, NULL with anything; tests/property checks the two
+    agree)."""
+    candidates = list(_candidates(schema, ()))
+    merged: dict[Path, object] = {}
+    mixed: set[Path] = set()
+    for record in records:
+        for path in candidates:
+            if path in mixed:
+                continue
+            kind = _merge(merged.get(path), _kind_of(_value_at(record, path)))
+            if kind is _MIXED:
+                mixed.add(path)
+            merged[path] = kind
+        if len(mixed) == len(candidates):
+            break
+    return _replaced(schema, mixed, ()) if mixed else schema
+
+
+_MIXED = object()  # two values of a field that disagree in type
+
+
+def _value_at(record, path: Path):
+    for part in path:
+        record = record.get(part) if isinstance(record, dict) else None
+    return record
+
+
+def _kind_of(value):
+    """A value's type as schema_of_variant sees it: None (NULL), a name, or a record's fields
+    / an array's element type, nested."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "bit"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, dict):
+        fields = {key: _kind_of(item) for key, item in value.items()}
+        return _MIXED if any(kind is _MIXED for kind in fields.values()) \
+            else ("record", fields)
+    if isinstance(value, list):
+        element = None
+        for item in value:
+            element = _merge(element, _kind_of(item))
+            if element is _MIXED:
+                return _MIXED
+        return ("array", element)
+    return _MIXED
+
+
+def _merge(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if a is _MIXED or b is _MIXED:
+        return _MIXED
+    if isinstance(a, str) or isinstance(b, str):
+        return a if a == b else _MIXED
+    if a[0] != b[0]:
+        return _MIXED
+    if a[0] == "array":
+        element = _merge(a[1], b[1])
+        return _MIXED if element is _MIXED else ("array", element)
+    fields = dict(a[1])
+    for key, kind in b[1].items():
+        fields[key] = _merge(fields.get(key), kind)
+        if fields[key] is _MIXED:
+            return _MIXED
+    return ("record", fields)
 
 
 def _candidates(kind: T.DataType, path: Path):
