@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from asaql.core.value_kinds import value_kind
 from asaql.errors import ConfigurationError
 from asaql.inputs.files import input_files
 from asaql.inputs.formats import InputFormat, resolve_format, sample_records
@@ -77,19 +78,6 @@ def _merge(fields: dict[str, dict], record: dict) -> None:
         nested = fields.setdefault(str(name).lower(), {})
         if isinstance(value, dict):
             _merge(nested, value)
-
-
-def value_kind(value) -> str | None:
-    """ASA's type of a JSON value, by family (None for null: it says nothing)."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "bit"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, dict):
-        return "record"
-    return "array" if isinstance(value, list) else "text"
 
 
 def note_kind(kinds: dict, path: tuple[str, ...], kind: str | None) -> None:

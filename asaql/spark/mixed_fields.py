@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from asaql.core.value_kinds import value_kind
 from asaql.runtime import columns as C
 
 Path = tuple[str, ...]
@@ -71,28 +72,21 @@ def _value_at(record, path: Path):
 
 
 def _kind_of(value):
-    """A value's type as schema_of_variant sees it: None (NULL), a name, or a record's fields
-    / an array's element type, nested."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "bit"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    if isinstance(value, dict):
+    """A value's type as schema_of_variant sees it: None (NULL), its family's name, or a
+    record's fields / an array's element type, nested."""
+    kind = value_kind(value)
+    if kind == "record":
         fields = {key: _kind_of(item) for key, item in value.items()}
         return _MIXED if any(kind is _MIXED for kind in fields.values()) \
             else ("record", fields)
-    if isinstance(value, list):
+    if kind == "array":
         element = None
         for item in value:
             element = _merge(element, _kind_of(item))
             if element is _MIXED:
                 return _MIXED
         return ("array", element)
-    return _MIXED
+    return kind
 
 
 def _merge(a, b):
