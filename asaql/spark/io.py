@@ -28,6 +28,7 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      with_metadata)
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.declared_schema import conform, declared_struct
+from asaql.spark.json_inference import inferred_in_driver
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.present_keys import present_keys
@@ -38,8 +39,9 @@ from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_e
 
 _CORRUPT = "_asaql_corrupt"
 _SAMPLE_LINES = 1000
-# An input this small has its mixed fields found by reading its records in the driver
-# (mixed_fields.py) rather than by a Spark job: ~0.8 s of a small run's start
+# An input this small has its schema (json_inference.py) and its mixed fields (mixed_fields.py)
+# found by reading its records in the driver rather than by Spark jobs: ~2 s of a small run's
+# start
 SMALL_INPUT_BYTES = 1 << 20
 
 
@@ -59,16 +61,17 @@ def infer_payload_schema(spark: SparkSession, path: str,
         raise ConfigurationError(f"input folder {path} has no input files to read{where} "
                                  "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
+    small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
-        inferred = _infer_json(spark, files)
+        inferred = _infer_json(spark, files, small)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     orders = _first_appearance_order(files, fmt)
     schema = _in_order(T.StructType(fields), orders, ())
     if fmt.name != "json":  # CSV's values are all text; Parquet and Avro declare one type
         return schema
-    if sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES:  # no Spark job: its records
+    if small:  # no Spark job: its records
         return mixed_in_records(schema, (record for f in files
                                          for record in json_file_records(f, sys.maxsize)))
     return with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
@@ -104,7 +107,11 @@ def _note_order(value, orders: dict, path: tuple) -> None:
             _note_order(item, orders, path + ("[]",))
 
 
-def _infer_json(spark: SparkSession, files: list[Path]) -> T.StructType:
+def _infer_json(spark: SparkSession, files: list[Path], small: bool) -> T.StructType:
+    if small:  # the same schema without the JVM's first job (json_inference.py), when plain
+        inferred = inferred_in_driver(files)
+        if inferred is not None and not _needs_clean_lines(inferred):
+            return inferred
     try:
         inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
     except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
