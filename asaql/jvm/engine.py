@@ -37,10 +37,11 @@ EXACT_SUM = "asaql_exact_sum"  # aggregate (doubles, or sums it gave) → the ex
 EXACT_SUM_VALUE = "asaql_exact_sum_value"  # (serialized sum) → rounded once to a double
 ARRIVAL_BREAK = "asaql_arrival_break"  # (segment, arrival, position) → read out of arrival order?
 PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → largest value before
+INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lines' merged type
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "8"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "9"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

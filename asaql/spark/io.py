@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,10 +30,11 @@ from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
 from asaql.spark.kafka_input import sample_records as topic_sample
 from asaql.spark.declared_schema import conform, declared_struct
 from asaql.spark.json_inference import inferred_in_driver
+from asaql.spark.jvm_inference import inferred_in_one_pass
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.present_keys import present_keys
-from asaql.spark.mixed_fields import mixed_in_records, with_mixed_as_variants
+from asaql.spark.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
 from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
@@ -62,10 +64,11 @@ def infer_payload_schema(spark: SparkSession, path: str,
                                  "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
     small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
+    mixed_at = None  # known when the one-pass inference ran (jvm_inference.py)
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
-        inferred = _infer_json(spark, files, small)
+        inferred, mixed_at = _infer_json(spark, files, small)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     orders = _first_appearance_order(files, fmt)
     schema = _in_order(T.StructType(fields), orders, ())
@@ -74,6 +77,8 @@ def infer_payload_schema(spark: SparkSession, path: str,
     if small:  # no Spark job: its records
         return mixed_in_records(schema, (record for f in files
                                          for record in json_file_records(f, sys.maxsize)))
+    if mixed_at is not None:
+        return with_mixed_where(schema, mixed_at)
     return with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
         "mode", "PERMISSIVE").json([str(f) for f in files]))
 
@@ -107,11 +112,15 @@ def _note_order(value, orders: dict, path: tuple) -> None:
             _note_order(item, orders, path + ("[]",))
 
 
-def _infer_json(spark: SparkSession, files: list[Path], small: bool) -> T.StructType:
-    if small:  # the same schema without the JVM's first job (json_inference.py), when plain
-        inferred = inferred_in_driver(files)
-        if inferred is not None and not _needs_clean_lines(inferred):
-            return inferred
+def _infer_json(spark: SparkSession, files: list[Path], small: bool
+                ) -> tuple[T.StructType, Callable | None]:
+    """The inferred schema, and which fields are mixed when that came with it. The plain case
+    in one pass: a small input's in the driver (json_inference.py), a large one's with the
+    mixed fields in one job (jvm_inference.py); else Spark's inference (its careful path for
+    lines the stream sets aside)."""
+    found = (inferred_in_driver(files), None) if small else inferred_in_one_pass(spark, files)
+    if found is not None and found[0] is not None and not _needs_clean_lines(found[0]):
+        return found
     try:
         inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
     except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
@@ -120,7 +129,7 @@ def _infer_json(spark: SparkSession, files: list[Path], small: bool) -> T.Struct
         whole = spark.read.text([str(f) for f in files], wholetext=True) \
             .select("value", "_metadata")
         inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
-    return inferred
+    return inferred, None
 
 
 def _infer_from_texts(spark: SparkSession, texts: list[str], name: str) -> T.StructType:

@@ -1,11 +1,12 @@
-"""The driver's JSON inference (asaql/spark/json_inference.py, small inputs) gives the schema
-Spark's own inference gives, on random events: numbers of every size (long, beyond long,
+"""The driver's JSON inference (asaql/spark/json_inference.py, small inputs) and the JVM's
+one-pass inference (jvm_inference.py, large inputs) give the schema Spark's own inference
+gives, and the one pass the mixed fields the variants' job finds, on random events: numbers of every size (long, beyond long,
 beyond 38 digits, fractions), text, bits, NULL, records (empty ones too, keys given twice,
 keys that differ in case), arrays (empty, of NULL, of mixed values). Where it declines (a
 line that is not the plain case), Spark's answer is the one used, so only its answers are
 compared.
 
-Examples: ASAQL_JSON_INFERENCE_EXAMPLES (default 25); each is one Spark job."""
+Examples: ASAQL_JSON_INFERENCE_EXAMPLES (default 25); each is one to three Spark jobs."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from hypothesis import strategies as st
 
 from asaql.spark.io import _needs_clean_lines
 from asaql.spark.json_inference import inferred_in_driver
+from asaql.spark.jvm_inference import inferred_in_one_pass
+from asaql.spark.mixed_fields import with_mixed_as_variants, with_mixed_where
 from spark_harness import property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_JSON_INFERENCE_EXAMPLES", "25"))
@@ -70,3 +73,22 @@ def test_it_declines_what_is_not_plain(tmp_path):
         assert inferred_in_driver([source]) is None, text
     source.write_text('{"a": 1}\n\n{"b": [], "c": {}}\n', encoding="utf-8")
     assert inferred_in_driver([source]).simpleString() == "struct<a:bigint,b:array<string>>"
+
+
+@property_settings(EXAMPLES)
+@given(events, st.booleans())
+def test_one_pass_gives_the_schema_and_mixed_fields_of_two_jobs(spark, tmp_path, drawn,
+                                                                 blank_lines):
+    """A large input's one job (jvm_inference.py) against Spark's inference and the mixed
+    fields' job (mixed_fields.py): the same schema, the same fields as VARIANT."""
+    source = Path(tmp_path) / f"big-{abs(hash(repr(drawn)))}.jsonl"
+    lines = [_text(event) for event in drawn]
+    source.write_text(("\n\n" if blank_lines else "\n").join(lines) + "\n", encoding="utf-8")
+    found = inferred_in_one_pass(spark, [source])
+    if found is None or _needs_clean_lines(found[0]):  # declined: Spark's two jobs decide
+        return
+    schema = spark.read.option("mode", "PERMISSIVE").json(str(source)).schema
+    assert found[0] == schema, (lines, schema.simpleString(), found[0].simpleString())
+    by_spark = with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
+        "mode", "PERMISSIVE").json(str(source)))
+    assert with_mixed_where(schema, found[1]) == by_spark, (lines, by_spark.simpleString())

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "8"
+  val Version = "9"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -60,6 +60,12 @@ object Functions {
         require(args.length == 5, s"${ArrivalScan.PriorName} takes 5 arguments")
         require(args(4).foldable, "asaql's engine functions take literal settings")
         PriorMax(args(0), args(1), args(2), args(3), args(4))
+      }),
+    (FunctionIdentifier(InferJson.Name),
+      new ExpressionInfo(classOf[InferJson].getName, InferJson.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 2, s"${InferJson.Name} takes a line and a depth")
+        InferJson(args.head, literal(args(1)).toInt)
       }),
     (FunctionIdentifier(GroupedStats.Name),
       new ExpressionInfo(classOf[GroupedStats].getName, GroupedStats.Name),

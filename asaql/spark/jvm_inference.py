@@ -1,0 +1,75 @@
+"""A large JSON input's schema and its mixed fields from one Spark job (the JVM engine's
+`asaql_infer_json`, InferJson.scala) instead of two: Spark's inference over every line, then
+the text fields read once more as variants (mixed_fields.py). The aggregate merges each line's
+type by Spark's own rules and marks where two events' types disagreed (Spark's text; ASA's
+per-event types: those fields become VARIANT). A line that is not the plain case declines, and
+the caller takes the two-job way (io.py); a session without the engine too."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from asaql.inputs.records import MAX_DEPTH
+from asaql.jvm.engine import INFER_JSON
+from asaql.spark.jvm_functions import engine_problem
+
+_SCALARS = {"boolean": T.BooleanType(), "long": T.LongType(), "double": T.DoubleType(),
+            "text": T.StringType(), "mixed": T.StringType(), "null": T.StringType()}
+
+
+def inferred_in_one_pass(spark: SparkSession, files: list[Path]
+                         ) -> tuple[T.StructType, Callable[[tuple], bool]] | None:
+    """(Spark's inferred schema of the JSON-lines `files`, whether the events disagree in type
+    anywhere at a field's path), or None when a line declined or the session has no engine."""
+    if engine_problem(spark) is not None:
+        return None
+    lines = spark.read.text([str(f) for f in files])
+    found = json.loads(lines.select(F.call_function(
+        INFER_JSON, F.col("value"), F.lit(MAX_DEPTH))).first()[0])
+    if "declined" in found:
+        return None
+    kind = found["kind"]
+    schema = _spark_type(kind)
+    if not isinstance(schema, T.StructType):
+        schema = T.StructType([])
+    return schema, lambda path: _mixed_inside(_kind_at(kind, path))
+
+
+def _spark_type(kind: dict) -> T.DataType | None:
+    """The kind as Spark's inference canonicalizes it: NULL-only → text, records without fields
+    (and fields without a name) dropped."""
+    tag = kind["t"]
+    if tag == "record":
+        fields = [T.StructField(name, inner, True) for name, sub in kind["f"]
+                  if name and (inner := _spark_type(sub)) is not None]
+        return T.StructType(fields) if fields else None
+    if tag == "array":
+        element = _spark_type(kind["e"])
+        return None if element is None else T.ArrayType(element, True)
+    if tag == "decimal":
+        return T.DecimalType(kind["p"], kind["s"])
+    return _SCALARS[tag]
+
+
+def _kind_at(kind: dict | None, path: tuple) -> dict | None:
+    for part in path:
+        if kind is None or kind["t"] != "record":
+            return None
+        kind = next((sub for name, sub in kind["f"] if name == part), None)
+    return kind
+
+
+def _mixed_inside(kind: dict | None) -> bool:
+    if kind is None:
+        return False
+    if kind["t"] == "mixed":
+        return True
+    if kind["t"] == "record":
+        return any(_mixed_inside(sub) for _, sub in kind["f"])
+    return kind["t"] == "array" and _mixed_inside(kind["e"])
