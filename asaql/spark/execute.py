@@ -401,8 +401,8 @@ def _wait(queries, follow: bool, references: dict | None = None,
                     return True
                 interrupted.wait(0.5)
                 _pump(pump)
-        for q in queries:
-            while not interrupted.is_set() and not q.awaitTermination(0.5):
+        for q in queries:  # short waits: a run ends as soon as its query has (Ctrl-C between)
+            while not interrupted.is_set() and not q.awaitTermination(0.1):
                 _pump(pump)
     except KeyboardInterrupt:
         pass
