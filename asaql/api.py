@@ -98,7 +98,7 @@ class Query:
         """
         from asaql.kafka.endpoints import start_position
         from asaql.spark.embed import output_frames
-        from asaql.spark.kafka_input import KafkaRead
+        from asaql.spark.sources.kafka_input import KafkaRead
 
         compiled, _ = _with_functions(self.compiled, functions)
 
@@ -140,7 +140,7 @@ class Query:
             partition_keys: dict | None = None, kafka_group: str | None = None,
             kafka_connector: str = "python", max_events_per_trigger: int | None = None,
             metrics: str | None = None, functions=None, on_data_error: str = "stop"):
-        """Run the query as `asaql run` does; → its counts (asaql.spark.sink.RunCounts).
+        """Run the query as `asaql run` does; → its counts (asaql.spark.sinks.sink.RunCounts).
         `functions`: the folder of the job's JavaScript functions (as `--functions`).
         `on_data_error`: "stop" (ASA's way: a data error raises asaql.errors.DataError at its
         micro-batch, none of which is written) or "drop" (the row into `errors`, and on).
@@ -190,7 +190,7 @@ class Query:
             kafka_connector=kafka_connector, functions=_functions(functions),
             on_data_error=on_data_error)
         if spark is None:
-            from asaql.spark.session import build_session
+            from asaql.spark.session.builder import build_session
 
             spark = build_session()
         try:

@@ -8,7 +8,7 @@ a 10-second tumbling COUNT/AVG per device over generated events (benchmarks/poli
 writes them), once on local[2] and once on the cluster. Prints, per run, the process's wall time
 (session start included) and the run's own time from its summary line, the ratio
 cluster/local, and checks that both give the same rows. The cluster's session gets 8 shuffle
-partitions, local[2] gets 2 (asaql/spark/session.py): part of what is measured.
+partitions, local[2] gets 2 (asaql/spark/session/builder.py): part of what is measured.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ reading the same files natively and to a JSON-lines input.
 Writes the same events as JSON lines, CSV, Parquet and Avro, then times, as batch jobs on one
 SparkSession, every event read into its payload columns with arrival time, partition and the
 malformed-record reason: asaql's path (files decoded in Python workers into JSON text, then
-parsed and checked as JSON lines: asaql/spark/format_inputs.py) and, for CSV and Parquet,
+parsed and checked as JSON lines: asaql/spark/sources/format_inputs.py) and, for CSV and Parquet,
 Spark's own reader (no checks, no reasons; Spark's Avro reader is not in the pip wheel).
 Prints the best of the repeats, events/second, and each format's ratio to JSON lines.
 """
@@ -86,10 +86,10 @@ def main() -> None:
 
     from asaql.inputs.files import input_files
     from asaql.inputs.formats import InputFormat
-    from asaql.spark.format_inputs import batch_lines
-    from asaql.spark.io import _parse_records, infer_payload_schema
-    from asaql.spark.records import split_lines
-    from asaql.spark.session import build_session
+    from asaql.spark.sources.format_inputs import batch_lines
+    from asaql.spark.sources.io import _parse_records, infer_payload_schema
+    from asaql.spark.sources.records import split_lines
+    from asaql.spark.session.builder import build_session
 
     spark = build_session()
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,7 +6,7 @@ Writes the events of benchmarks/input_formats.py as JSON lines, and the same eve
 of 10-element arrays; times, as batch jobs on one SparkSession, every event read into its
 payload columns with arrival time, partition and the malformed-record reason (asaql's
 `_parse_records`, as the stream runs it):
-- JSON lines through the array-aware reader (asaql/spark/records.py `array_elements`);
+- JSON lines through the array-aware reader (asaql/spark/sources/records.py `array_elements`);
 - the same lines with the array step left out (a plain projection): the path before arrays;
 - the array lines through the array-aware reader.
 The variants run interleaved, best of the repeats, so a busy machine skews them alike.
@@ -36,11 +36,11 @@ def main() -> None:
 
     from pyspark.sql import functions as F
 
-    import asaql.spark.io as io
+    import asaql.spark.sources.io as io
     from asaql.inputs.position import ELEMENT_BITS
     from asaql.runtime import columns as C
-    from asaql.spark.records import ARRAY_PROBLEM, array_elements, split_lines
-    from asaql.spark.session import build_session
+    from asaql.spark.sources.records import ARRAY_PROBLEM, array_elements, split_lines
+    from asaql.spark.session.builder import build_session
 
     def without_arrays(lines):
         others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE)]

@@ -72,7 +72,7 @@ def generated_input(events: int, files: int):
     """A temporary folder with the generated input, and the session: (work, input, spark,
     events written). The folder is removed afterwards."""
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     work = Path(tempfile.mkdtemp(prefix="asaql-bench-"))
     try:

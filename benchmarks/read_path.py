@@ -34,7 +34,7 @@ def session(event_log: Path):
 
     from asaql.jvm.engine import engine_jar
     from asaql.spark.jvm_functions import session_settings
-    from asaql.spark.session import SESSION_CONF
+    from asaql.spark.session.builder import SESSION_CONF
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -86,7 +86,7 @@ def main() -> None:
 
     from policy_throughput import generate
 
-    from asaql.spark.io import infer_payload_schema, read_events
+    from asaql.spark.sources.io import infer_payload_schema, read_events
 
     work = Path(tempfile.mkdtemp(prefix="asaql-read-path-"))
     try:

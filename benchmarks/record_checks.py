@@ -1,4 +1,4 @@
-"""What the malformed-record checks (asaql/spark/records.py) cost on good input.
+"""What the malformed-record checks (asaql/spark/sources/records.py) cost on good input.
 
     python benchmarks/record_checks.py [--events 500000] [--files 10] [--repeats 3]
 
@@ -52,9 +52,9 @@ def main() -> None:
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    from asaql.spark.io import infer_payload_schema
-    from asaql.spark.records import object_keys, parse_problem, shape_problem, split_lines
-    from asaql.spark.session import build_session
+    from asaql.spark.sources.io import infer_payload_schema
+    from asaql.spark.sources.records import object_keys, parse_problem, shape_problem, split_lines
+    from asaql.spark.session.builder import build_session
 
     spark = build_session("local[2]", spark_log=str(Path(tempfile.gettempdir()) / "bench.log"))
     with tempfile.TemporaryDirectory() as folder:

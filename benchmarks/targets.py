@@ -202,7 +202,7 @@ def scaling(events: int, devices: int) -> None:
 
 
 def child(master: str, events: int, devices: int, step: str) -> None:
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     spark = build_session(master, spark_log=os.path.join(tempfile.gettempdir(), "asaql-bench.log"))
@@ -238,7 +238,7 @@ def main() -> None:
         scaling(args.events, args.devices)
         return
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     spark = build_session(spark_log=default_spark_log())
     if args.state:

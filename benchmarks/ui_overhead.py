@@ -63,7 +63,7 @@ def main() -> None:
     parser.add_argument("--query", default="passthrough", choices=sorted(QUERIES))
     args = parser.parse_args()
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     spark = build_session(spark_log=default_spark_log())
     compiled = compile_query(QUERIES[args.query], EventOrderingPolicy.from_options("5s", "2s"))

@@ -92,7 +92,7 @@ def fields_read(compiled) -> dict[str, dict]:
 
 def _reference_table(spark, alias: str, row: dict, declared):
     """The table of the one `row`, typed as Spark's JSON inference types it in a file."""
-    from asaql.spark.reference import reference_table
+    from asaql.spark.sources.reference import reference_table
 
     frame = spark.createDataFrame([row], _struct_of(row))
     return reference_table(alias, f"<{alias} in memory>", frame, declared)

@@ -64,7 +64,7 @@ def shipped_code(spark, folder: Path) -> dict:
     """Where the server's UDF workers and foreachBatch process import asaql from."""
     from pyspark.sql import functions as F
 
-    from asaql.spark.connect import batch_function
+    from asaql.spark.session.connect import batch_function
 
     @F.udf("string")
     def origin(_):

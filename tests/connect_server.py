@@ -2,7 +2,7 @@
 
 It listens on a free port of 127.0.0.1 with its own pid and log folder, runs in the foreground
 of a process group of its own (stopped as a group: its Python workers go with it), and has no
-PYTHONPATH: its workers import the asaql the client ships (asaql/spark/connect.py). It is
+PYTHONPATH: its workers import the asaql the client ships (asaql/spark/session/connect.py). It is
 started as the README tells a user to, with asaql's JVM engine: its jar and extension.
 """
 

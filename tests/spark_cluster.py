@@ -5,7 +5,7 @@ benchmarks/cluster_scaling.py).
 The workers run Python through `executor_python`: the same interpreter with its site-packages
 (pandas, pyarrow, numpy, lark) but without `.pth` files and without PYTHONPATH, so asaql, which
 is installed in editable mode through a `.pth` file, cannot be imported there. An executor then
-gets asaql only from the zip the driver ships (asaql/spark/shipping.py), as on a cluster whose
+gets asaql only from the zip the driver ships (asaql/spark/session/shipping.py), as on a cluster whose
 hosts do not have asaql installed.
 """
 

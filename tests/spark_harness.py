@@ -33,7 +33,7 @@ Files = list[tuple[str, list[dict]]]  # (file name, records), in arrival order
 # job dominate. Generating and compiling Java code for each new plan (whole-stage and per
 # expression), and adaptive execution re-planning each stage of the native step's batch jobs,
 # cost a quarter of the CPU time of a property-test example (measured on the policy test; same
-# rows either way). Users keep Spark's defaults (asaql/spark/session.py): on real volumes
+# rows either way). Users keep Spark's defaults (asaql/spark/session/builder.py): on real volumes
 # compiled code and adaptive plans pay off.
 TEST_CONF = {
     "spark.sql.codegen.wholeStage": "false",
@@ -44,7 +44,7 @@ TEST_CONF = {
 
 def spark_session():
     """The local session every Spark test shares (2 cores, as CI), with TEST_CONF."""
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     session = build_session("local[2]")
     for key, value in TEST_CONF.items():

@@ -155,7 +155,7 @@ def job_functions(folder, project) -> dict:
 def _spark_plans(compiled, inputs, reference_paths, functions) -> dict[str, str]:
     from asaql.api import spark_plans
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     given = input_paths(compiled, inputs)
     missing = [name for name in compiled.input_names if name not in given]

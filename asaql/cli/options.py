@@ -171,7 +171,7 @@ def schema_reporter(compiled, where: dict):
     from asaql.analysis.sample_schema import Sample
     from asaql.compiler.check import field_findings
     from asaql.compiler.diagnostics import position
-    from asaql.spark.schema_sample import schema_sample
+    from asaql.spark.sources.schema_sample import schema_sample
 
     path, text = click.get_current_context().meta["asaql.query"]
 

@@ -216,7 +216,7 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
     if missing:
         options.stdout = _detach_stdout()
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
 
     from asaql.cli.pages import endpoints, watched
 

@@ -55,7 +55,7 @@ def test(folder, config_path, query_path, output_path, junit_path, job_config, r
     import time as clock
 
     from asaql.spark.failures import default_spark_log
-    from asaql.spark.session import build_session
+    from asaql.spark.session.builder import build_session
     from asaql.testing import asa_cases, suite
 
     if folder and config_path:

@@ -1,6 +1,6 @@
 """The formats of file inputs (JSON lines, CSV, Parquet, Avro) and how each file's records
 become JSON objects, one per line of the record: the shape the Spark reader parses and checks
-(asaql/spark/io.py), so every format keeps what the JSON-lines path guarantees (file and row of
+(asaql/spark/sources/io.py), so every format keeps what the JSON-lines path guarantees (file and row of
 each record, malformed records set aside with a reason). Plain Python (the csv module, pyarrow,
 fastavro), no pyspark: `asaql check` reads its samples with the same code."""
 

@@ -1,5 +1,5 @@
 """One JSON-lines record read in plain Python, by the rules the Spark reader applies
-(asaql/spark/records.py): for `asaql check`'s samples and the field order of an input. No
+(asaql/spark/sources/records.py): for `asaql check`'s samples and the field order of an input. No
 pyspark here, so `check` stays fast."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 (a header row, then one row per line), `.json` (one JSON array), `.parquet` (one Parquet file,
 datetimes as timestamps). Any other path is a folder of JSON-lines part files.
 
-Each writer is exactly once across a kill, through the journal of asaql/spark/output_journal.py:
+Each writer is exactly once across a kill, through the journal of asaql/spark/sinks/output_journal.py:
 - `.jsonl` and `.csv` are appended to, each append journaled (a restart cuts the appends of
   micro-batches Spark did not commit);
 - `.json` and `.parquet` cannot be appended to: the rows are appended (journaled) to a JSON-lines

@@ -20,16 +20,16 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
 from asaql.plan.aliases import resolve_aliases
 from asaql.runtime import columns as C
-from asaql.spark.connect import (batch_function, is_connect, server_path, ship_asaql,
+from asaql.spark.session.connect import (batch_function, is_connect, server_path, ship_asaql,
                                  start_stream)
 from asaql.spark.embed_stages import EmbeddedStages
 from asaql.spark.execute import group_inputs, stage_waves
-from asaql.spark.kafka_input import KafkaRead
+from asaql.spark.sources.kafka_input import KafkaRead
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
-from asaql.spark.reference import load_reference
-from asaql.spark.shipping import ship_to_executors
-from asaql.spark.source_log import forget_unplanned_files
+from asaql.spark.sources.reference import load_reference
+from asaql.spark.session.shipping import ship_to_executors
+from asaql.spark.sources.source_log import forget_unplanned_files
 
 
 def output_frames(compiled, spark: SparkSession, inputs: dict, arrival: str, partition: str,
@@ -172,8 +172,8 @@ SEMANTIC_CONF = {"spark.sql.session.timeZone": "UTC", "spark.sql.ansi.enabled": 
 def _topic_events(spark: SparkSession, read: KafkaRead) -> tuple[T.StructType, DataFrame]:
     """A topic's payload schema (from a sample of its records) and its events, read as `asaql
     run` reads them. Its control folder (the end of a finite read) is a new temporary folder."""
-    from asaql.spark.control import control_folder, write_end_of_input
-    from asaql.spark.io import infer_payload_schema, read_events
+    from asaql.spark.sources.control import control_folder, write_end_of_input
+    from asaql.spark.sources.io import infer_payload_schema, read_events
     from asaql.spark.jvm_functions import engine_problem
 
     control = control_folder(tempfile.mkdtemp(prefix="asaql-embed-"))
@@ -190,7 +190,7 @@ def _partitions(spark: SparkSession, group, read: KafkaRead | None) -> tuple:
         return ()
     if not isinstance(group, JoinGroup) and not group.ordered:
         return ()
-    from asaql.spark.io import discover_partitions
+    from asaql.spark.sources.io import discover_partitions
 
     return discover_partitions(spark, read)
 
@@ -201,7 +201,7 @@ def _payload_schema(frame: DataFrame) -> T.StructType:
 
 def _events(spark: SparkSession, frame: DataFrame, arrival: str, partition: str,
             order: str | None) -> DataFrame:
-    """A user's DataFrame as the events frame `read_events` gives (asaql/spark/io.py)."""
+    """A user's DataFrame as the events frame `read_events` gives (asaql/spark/sources/io.py)."""
     payload = [f.name for f in frame.schema.fields if not f.name.startswith("asaql__")]
     names = {name.lower(): name for name in payload}
     arrival_value = F.col(f"`{names[arrival.lower()]}`").cast("timestamp") \

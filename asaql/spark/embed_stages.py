@@ -16,14 +16,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from asaql.inputs.files import input_files
-from asaql.spark.connect import batch_function, start_stream
-from asaql.spark.control import control_folder, write_end_of_input
+from asaql.spark.session.connect import batch_function, start_stream
+from asaql.spark.sources.control import control_folder, write_end_of_input
 from asaql.spark.execute import stage_folder
-from asaql.spark.io import read_events
-from asaql.spark.output_journal import last_committed_batch
-from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink
-from asaql.spark.source_log import forget_unplanned_files
-from asaql.spark.sources import STAGE_JSON, stage_schema
+from asaql.spark.sources.io import read_events
+from asaql.spark.sinks.output_journal import last_committed_batch
+from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
+from asaql.spark.sources.source_log import forget_unplanned_files
+from asaql.spark.sources.step_input import STAGE_JSON, stage_schema
 
 
 @dataclass

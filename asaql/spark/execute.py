@@ -20,26 +20,26 @@ from pyspark.sql import types as T
 from asaql.core.stages import is_stage
 from asaql.inputs.files import input_files
 from asaql.inputs.formats import parse_input_format
-from asaql.spark.control import control_folder, write_end_of_input, write_tick
+from asaql.spark.sources.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.plan.metadata import carried_metadata
-from asaql.spark.io import discover_partitions, infer_payload_schema
+from asaql.spark.sources.io import discover_partitions, infer_payload_schema
 from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
-from asaql.spark.connect import batch_function, is_connect, server_path, start_stream
-from asaql.spark.kafka_input import KafkaRead, commit_last_progress
-from asaql.spark.kafka_sink import KafkaSink
+from asaql.spark.session.connect import batch_function, is_connect, server_path, start_stream
+from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
+from asaql.spark.sinks.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.progress import ProgressWatcher
 from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
-from asaql.spark.output_journal import last_committed_batch
-from asaql.spark.reference import load_reference
-from asaql.spark.relay import ReportReader
-from asaql.spark.session import build_session, prepare_for_run
-from asaql.spark.line_sink import LineSink
-from asaql.spark.addresses import FileNames
-from asaql.spark.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
-from asaql.spark.source_log import forget_unplanned_files
+from asaql.spark.sinks.output_journal import last_committed_batch
+from asaql.spark.sources.reference import load_reference
+from asaql.spark.session.relay import ReportReader
+from asaql.spark.session.builder import build_session, prepare_for_run
+from asaql.spark.sinks.line_sink import LineSink
+from asaql.spark.sources.addresses import FileNames
+from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
+from asaql.spark.sources.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"
 # `explain --spark`: the streaming plan ends at the step's input; the native step runs per

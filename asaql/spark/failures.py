@@ -28,7 +28,7 @@ class SparkFailure:
 
 def route_python_logs(log_path: str) -> None:
     """Send the records of PySpark's and py4j's Python loggers to the log file, never to
-    stderr (the JVM's own output is redirected at its launch: session.py)."""
+    stderr (the JVM's own output is redirected at its launch: session/builder.py)."""
     handler = logging.FileHandler(log_path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     for name in _PYTHON_LOGGERS:
@@ -109,14 +109,14 @@ def render(error: BaseException, log_path: str, statements: list[str] = ()) -> s
     return "\n".join(lines)
 
 
-_DATA_ERROR_STOP = re.compile(r"^asaql\.spark\.sink\.DataErrorStop: (\{.*\})$", re.M)
+_DATA_ERROR_STOP = re.compile(r"^asaql\.spark\.[\w.]*DataErrorStop: (\{.*\})$", re.M)
 _WHERE_IN_QUERY = re.compile(r" \(line (\d+), column (\d+)\)$")
 
 
 def data_error_stop(error: BaseException) -> dict | None:
     """The data error that stopped the run (`--on-data-error stop`), as its errors-file entry
     with `count` (the micro-batch's data errors): from Spark's message, which carries the
-    writer's DataErrorStop (asaql/spark/sink.py) locally and from a Connect server alike."""
+    writer's DataErrorStop (asaql/spark/sinks/sink.py) locally and from a Connect server alike."""
     found = _DATA_ERROR_STOP.findall(str(error))
     try:
         return json.loads(found[-1]) if found else None
@@ -228,5 +228,5 @@ def _gateway_missing(error: BaseException) -> bool:
 
 def default_spark_log() -> str:
     """The log file Spark's own output and every failure's full stack go to. Lives here, not in
-    session.py, so the CLI can name it without importing pyspark."""
+    session/builder.py, so the CLI can name it without importing pyspark."""
     return os.path.join(tempfile.gettempdir(), "asaql-spark.log")

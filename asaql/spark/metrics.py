@@ -23,7 +23,7 @@ from typing import TextIO
 from asaql.plan.policy import EventOrderingPolicy, format_duration
 from asaql.runtime.bucket import INFINITY
 from asaql.runtime.policy import NONE
-from asaql.spark.addresses import describe_position
+from asaql.spark.sources.addresses import describe_position
 
 # A partition whose watermark is this far behind the most advanced one, while holding the
 # combined watermark back, is reported as not progressing (ASA: InputPartitionNotProgressing).

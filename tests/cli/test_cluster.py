@@ -3,7 +3,7 @@ on loopback, tests/spark_cluster.py) gives exactly the rows the same command giv
 
 The executors cannot import asaql on their own (their Python skips the `.pth` file of the
 editable install and has no PYTHONPATH; checked below): the run succeeds only because the driver
-ships asaql as a zip (asaql/spark/shipping.py). Without the zip the same run fails with
+ships asaql as a zip (asaql/spark/session/shipping.py). Without the zip the same run fails with
 `ModuleNotFoundError: No module named 'asaql.runtime'` (tried by hand when this was written).
 
 Every `asaql` on the cluster is its own process (a second SparkContext in the test process

@@ -1,5 +1,5 @@
 """A `.jsonl` or `.csv` file output written by Spark's executors (sorted part files appended in
-order: asaql/spark/line_sink.py, write_file) holds the same bytes as one written by the driver from
+order: asaql/spark/sinks/line_sink.py, write_file) holds the same bytes as one written by the driver from
 collected rows (the path of micro-batches of at most COLLECT_BELOW events), through the real
 `asaql run` on the shared session: several micro-batches, a UNION into one file, a window
 output, an output no row reaches, malformed lines, and the native step's and the general step's outputs."""
@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.spark import line_sink, sink
+from asaql.spark.sinks import line_sink, sink
 
 IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
 QUERY = """
@@ -91,7 +91,7 @@ def test_executors_and_the_driver_write_the_same_files(spark, input_folder, tmp_
 
 def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path):
     """No step counts the events here, so Spark writes the file: a micro-batch whose lines
-    are none leaves an empty plan, whose observed counts the run still reads (session.py)."""
+    are none leaves an empty plan, whose observed counts the run still reads (session/builder.py)."""
     query = tmp_path / "query.sql"
     query.write_text("SELECT deviceId INTO nothing FROM input WHERE temperature > 1000\n")
     result = CliRunner().invoke(cli, [

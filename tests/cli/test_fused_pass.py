@@ -1,4 +1,4 @@
-"""The native step without windows counts on the writer's own pass (asaql/spark/sink.py's
+"""The native step without windows counts on the writer's own pass (asaql/spark/sinks/sink.py's
 SteppedBatch, native_step.py's `_fused` and `settle`): one pass when a micro-batch reads one
 file, its seeds carried from the micro-batch before; two when it reads several (the segments'
 seeds first, observed on the pass that fills the cache); and the one pass run again the other
@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.spark import sink
+from asaql.spark.sinks import sink
 from asaql.spark.operators.native_step import NativeStep
 
 IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"

@@ -123,7 +123,7 @@ def _quiet():
 def test_the_stream_reader_commits_each_end_spark_gives_it(kafka_broker, tmp_path):
     """What Spark calls after each micro-batch: the reader's commit(end), one client reused."""
     from asaql.kafka.endpoints import KafkaTopic
-    from asaql.spark.kafka_source import KafkaStreamReader, reader_options
+    from asaql.spark.sources.kafka_source import KafkaStreamReader, reader_options
 
     kafka_broker.create_topic("per-batch", 2)
     kafka_broker.produce("per-batch", _events(6, 2))

@@ -44,7 +44,7 @@ FORMAT_OUTPUTS = {"pass_csv": "pass.csv", "pass_parquet": "pass.parquet",
                   # the native step's one pass (no windows in its query: OVER dev), a file
                   "fused_file": "fused.jsonl",
                   "win_csv_folder": "win_csv_folder"}
-# folder outputs in CSV and Parquet (asaql/spark/folder_formats.py)
+# folder outputs in CSV and Parquet (asaql/spark/sinks/folder_formats.py)
 FOLDER_FORMATS = {"pass_parquet_folder": "parquet", "win_csv_folder": "csv"}
 ALL_QUERY = QUERY + FORMAT_QUERY
 ALL_OUTPUTS = {**OUTPUTS, **FORMAT_OUTPUTS}

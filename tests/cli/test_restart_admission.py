@@ -19,7 +19,7 @@ from pathlib import Path
 
 from asaql.compiler.pipeline import compile_query
 from asaql.run.runner import RunOptions, run
-from asaql.spark.source_log import forget_unplanned_files
+from asaql.spark.sources.source_log import forget_unplanned_files
 from kill_restart import ERRORS, PROGRESS_TIMEOUT, write_inputs
 
 QUERY = """

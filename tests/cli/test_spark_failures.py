@@ -125,6 +125,6 @@ def test_pysparks_json_log_records_go_to_the_log_file_not_stderr(spark, tmp_path
     assert "UNRESOLVED_COLUMN" in message
     assert not RAW_LOG_LINES[1].search(capfd.readouterr().err)
     assert "DataFrameQueryContextLogger" in log.read_text()
-    # the session records no Python call sites (session.py): the context names no Python file
+    # the session records no Python call sites (session/builder.py): the context names no Python file
     call_site = caught.value.getQueryContext()[0].callSite()
     assert ".py:" not in call_site, call_site

@@ -13,9 +13,9 @@ from kafka_broker import consume_all
 
 from asaql.cli import cli
 from asaql.runtime import columns as C
-from asaql.spark.control import control_folder, write_end_of_input
-from asaql.spark.kafka_source import KafkaStreamReader, _Range, reader_options
-from asaql.spark.spark_kafka import PACKAGE, control_lines, kafka_records
+from asaql.spark.sources.control import control_folder, write_end_of_input
+from asaql.spark.sources.kafka_source import KafkaStreamReader, _Range, reader_options
+from asaql.spark.sources.spark_kafka import PACKAGE, control_lines, kafka_records
 
 # Spark's Kafka source schema (includeHeaders=true)
 SPARK_KAFKA_SCHEMA = ("key binary, value binary, topic string, partition int, offset long, "
@@ -72,7 +72,7 @@ def test_spark_kafka_rows_become_the_records_asaqls_source_reads(spark, kafka_br
 def test_control_records_beside_the_topic_are_read_as_control(spark, tmp_path):
     from pyspark.sql import types as T
 
-    from asaql.spark.io import _parse_records
+    from asaql.spark.sources.io import _parse_records
 
     folder = control_folder(str(tmp_path))
     write_end_of_input(folder, [])

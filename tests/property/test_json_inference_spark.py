@@ -1,4 +1,4 @@
-"""The driver's JSON inference (asaql/spark/json_inference.py, small inputs) and the JVM's
+"""The driver's JSON inference (asaql/spark/sources/json_inference.py, small inputs) and the JVM's
 one-pass inference (jvm_inference.py, large inputs) give the schema Spark's own inference
 gives, and the one pass the mixed fields the variants' job finds, on random events: numbers of every size (long, beyond long,
 beyond 38 digits, fractions), text, bits, NULL, records (empty ones too, keys given twice,
@@ -17,10 +17,10 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from asaql.spark.io import _needs_clean_lines
-from asaql.spark.json_inference import inferred_in_driver
-from asaql.spark.jvm_inference import inferred_in_one_pass
-from asaql.spark.mixed_fields import with_mixed_as_variants, with_mixed_where
+from asaql.spark.sources.io import _needs_clean_lines
+from asaql.spark.sources.json_inference import inferred_in_driver
+from asaql.spark.sources.jvm_inference import inferred_in_one_pass
+from asaql.spark.sources.mixed_fields import with_mixed_as_variants, with_mixed_where
 from spark_harness import property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_JSON_INFERENCE_EXAMPLES", "25"))

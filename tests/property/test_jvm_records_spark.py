@@ -17,7 +17,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from asaql.spark.io import discover_partitions, infer_payload_schema, read_events
+from asaql.spark.sources.io import discover_partitions, infer_payload_schema, read_events
 from asaql.spark.jvm_functions import arrival_text, engine_problem, partition_digits
 from spark_harness import property_settings
 
@@ -155,7 +155,7 @@ DISCOVERY_EDGES = [
                 max_size=20))
 def test_the_discovery_finds_what_its_patterns_find(spark, texts):
     """asaql_partition_digits and asaql_arrival_text against the two patterns they replace
-    (asaql/spark/io.py's discover_partitions), on texts made of the pieces they look at."""
+    (asaql/spark/sources/io.py's discover_partitions), on texts made of the pieces they look at."""
     frame = spark.createDataFrame([(t,) for t in texts], "value string")
     patterns = frame.select(
         F.regexp_extract("value", r'"PartitionId"\s*:\s*"?(\d{1,18})"?\s*[,}]', 1),

@@ -1,4 +1,4 @@
-"""The two ways of finding the fields whose events disagree in type (asaql/spark/mixed_fields.py)
+"""The two ways of finding the fields whose events disagree in type (asaql/spark/sources/mixed_fields.py)
 give the same schema on random events: Spark's job (`schema_of_variant_agg` over the text
 fields read as variants, for large inputs) and the driver's reading of the records (small
 inputs). Fields `a`, `b` and `c.d` hold numbers, text, bits, records, arrays or nothing.
@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from asaql.inputs.records import json_file_records
-from asaql.spark.mixed_fields import mixed_in_records, with_mixed_as_variants
+from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants
 from spark_harness import property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_MIXED_DETECTION_EXAMPLES", "25"))

@@ -1,4 +1,4 @@
-"""Values typed per event (asaql/spark/mixed_fields.py), on random events: a field `v` whose
+"""Values typed per event (asaql/spark/sources/mixed_fields.py), on random events: a field `v` whose
 events hold numbers, text, bits, records, arrays or nothing, in any mix. Passed through
 (`SELECT id, v`) each event's row holds its own value, whatever the other events hold, through
 the JVM engine and the Python steps alike; and `v > 0` keeps exactly the events whose value is

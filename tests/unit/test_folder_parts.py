@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from asaql.spark.part_files import (
+from asaql.spark.sinks.part_files import (
     PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
 )
 

@@ -1,4 +1,4 @@
-"""`asaql check` reads a sample by the rules the Spark reader applies (asaql/spark/records.py)."""
+"""`asaql check` reads a sample by the rules the Spark reader applies (asaql/spark/sources/records.py)."""
 
 import pytest
 

@@ -14,8 +14,8 @@ import pytest
 PACKAGE = Path(__file__).parents[2] / "asaql"
 
 # Layer → the asaql packages and modules it must never import, directly or lazily.
-EXECUTION = ("asaql.spark.sink", "asaql.spark.line_sink", "asaql.spark.execute",
-             "asaql.spark.embed", "asaql.spark.metrics", "asaql.spark.session")
+EXECUTION = ("asaql.spark.sinks", "asaql.spark.execute", "asaql.spark.embed",
+             "asaql.spark.metrics", "asaql.spark.session")
 APP = ("asaql.cli", "asaql.api", "asaql.compiler", "asaql.run.runner", "asaql.testing",
        "asaql.project")
 # What a run reads and writes, without Spark: below the engine, which reads through them.
@@ -51,14 +51,18 @@ FORBIDDEN = {
                     "asaql.plan.translate", "asaql.run", *APP),
     # inside the Spark backend: the lowering of expressions and relations reads the plan, the
     # stateful operators wire it to sources and runtime steps, the execution side runs them
-    "asaql.spark.lowering": ("asaql.spark.operators", "asaql.spark.sources", "asaql.spark.io",
-                             "asaql.spark.sink", "asaql.spark.line_sink", "asaql.spark.execute",
-                             "asaql.spark.embed",
-                             "asaql.spark.metrics", "asaql.spark.session",
-                             "asaql.spark.control", "asaql.spark.reference"),
+    "asaql.spark.lowering": ("asaql.spark.operators", "asaql.spark.sources.step_input",
+                             "asaql.spark.sources.io", "asaql.spark.sources.control",
+                             "asaql.spark.sources.reference", *EXECUTION),
     "asaql.spark.operators": EXECUTION,
-    **{f"asaql.spark.{m}": ("asaql.spark.operators", *EXECUTION)
-       for m in ("sources", "io", "control", "reference")},
+    # what a run reads knows nothing of the operators, the writers or the session
+    "asaql.spark.sources": ("asaql.spark.operators", *EXECUTION),
+    # what a run writes: the statements' output lines and the records' places, no session
+    "asaql.spark.sinks": ("asaql.spark.execute", "asaql.spark.embed", "asaql.spark.metrics",
+                          "asaql.spark.session"),
+    # the session knows no query
+    "asaql.spark.session": ("asaql.spark.operators", "asaql.spark.sources", "asaql.spark.sinks",
+                            "asaql.spark.lowering", "asaql.spark.execute", "asaql.spark.embed"),
 }
 # Layers whose transitive imports must stay below them: the backend reads only the plan.
 NEVER_REACHES = {
@@ -156,5 +160,5 @@ def test_the_check_finds_what_it_looks_for():
     # the graph is read from the source: a known edge and a known lazy import are in it
     assert "asaql.syntax.ast" in GRAPH["asaql.syntax.build"]
     assert "asaql.spark.execute" in GRAPH["asaql.run.runner"]  # imported inside run()
-    assert "pyspark.sql" in GRAPH["asaql.spark.session"]
+    assert "pyspark.sql" in GRAPH["asaql.spark.session.builder"]
     assert sys.modules[__name__]  # collected as a module, not skipped

@@ -3,7 +3,7 @@ committed appends of other streaming queries made after it are kept, in order.""
 
 from __future__ import annotations
 
-from asaql.spark.output_journal import JournaledFile, last_committed_batch
+from asaql.spark.sinks.output_journal import JournaledFile, last_committed_batch
 
 
 def committed_up_to(last: dict[int, int]):

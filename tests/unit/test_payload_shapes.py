@@ -14,8 +14,8 @@ from asaql.compiler.pipeline import compile_query
 from asaql.inputs.records import json_file_records
 from asaql.plan.metadata import carried_metadata
 from asaql.inputs.position import MAX_ELEMENTS, element_of, line_of, position
-from asaql.spark.addresses import describe_position, record_address
-from asaql.spark.kafka_source import payload_records
+from asaql.spark.sources.addresses import describe_position, record_address
+from asaql.spark.sources.kafka_source import payload_records
 
 
 @pytest.mark.parametrize("line, element", [(1, None), (1, 0), (7, 3), (2**40, MAX_ELEMENTS - 1),

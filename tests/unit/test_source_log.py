@@ -1,4 +1,4 @@
-"""forget_unplanned_files (asaql/spark/source_log.py) on checkpoints laid out as Spark writes
+"""forget_unplanned_files (asaql/spark/sources/source_log.py) on checkpoints laid out as Spark writes
 them: a file source's log entries beyond the offset its query's latest micro-batch planned go
 (a delta file) or lose those entries (a compaction file); nothing else is touched. The
 restart it makes deterministic: tests/cli/test_restart_admission.py."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from asaql.spark.source_log import forget_unplanned_files, micro_batch_files
+from asaql.spark.sources.source_log import forget_unplanned_files, micro_batch_files
 
 METADATA = '{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}'
 

@@ -16,7 +16,7 @@ from asaql.plan.nodes import ApplyToElements, JoinReference, JoinStreams, PlanNo
 from asaql.runtime import columns as C
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.variants import as_variant
-from asaql.spark.present_keys import keys_column
+from asaql.spark.sources.present_keys import keys_column
 from asaql.spark.lowering.keys import key_text, pair_time, partners_type
 
 _SEED = "_asaql_seed"

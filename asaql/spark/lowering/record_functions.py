@@ -13,9 +13,9 @@ from asaql.errors import UnsupportedFeatureError
 from asaql.plan import expressions as E
 from asaql.inputs.position import ELEMENT_BITS
 from asaql.runtime import columns as C
-from asaql.spark.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
-from asaql.spark.blob_paths import BLOB_NAME
-from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
+from asaql.spark.sources.kafka_input import HEADERS_COLUMN, KEY_COLUMN, PROCESSED_FIELD
+from asaql.spark.sources.blob_paths import BLOB_NAME
+from asaql.spark.sources.kafka_source import KAFKA_FILE_PREFIX
 from asaql.spark.lowering.variants import as_variant
 
 

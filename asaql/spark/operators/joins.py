@@ -23,8 +23,8 @@ from asaql.runtime import columns as C
 from asaql.runtime.join import JoinSpec, JoinStep
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.keys import key_text, partners_type
-from asaql.spark.declared_schema import declared_struct
-from asaql.spark.sources import (
+from asaql.spark.sources.declared_schema import declared_struct
+from asaql.spark.sources.step_input import (
     apply_step, declared_of, policy_settings, read_source, record_json, stamp_events,
 )
 

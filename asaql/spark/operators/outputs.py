@@ -22,7 +22,7 @@ from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure, event_failure_of,
                                            event_udf_calls, laterals_below)
 from asaql.spark.lowering.windowing import WindowedStatement, results_scope
-from asaql.spark.sources import record_json, stage_line
+from asaql.spark.sources.step_input import record_json, stage_line
 
 JSON_COLUMN = "_asaql_json"
 ORDER_COLUMNS = (C.SYSTEM_TIMESTAMP, C.KEY, C.ARRIVAL, C.FILE, C.LINE)

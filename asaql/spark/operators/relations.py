@@ -33,8 +33,8 @@ from asaql.spark.lowering.windowing import (
 from asaql.spark.operators.joins import JoinGroup, join_stream
 from asaql.spark.operators.native_step import NativeStep, floating_columns, native_reason
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
-from asaql.spark.declared_schema import declared_struct
-from asaql.spark.sources import (
+from asaql.spark.sources.declared_schema import declared_struct
+from asaql.spark.sources.step_input import (
     apply_step, declared_of, policy_settings, read_source, record_json, stamp_events,
 )
 

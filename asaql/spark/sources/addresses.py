@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from asaql.inputs.position import element_of, line_of
-from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
+from asaql.spark.sources.kafka_source import KAFKA_FILE_PREFIX
 
 
 @dataclass(frozen=True)

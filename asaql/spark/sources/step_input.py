@@ -14,7 +14,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import UNBOUNDED_DISORDER, PolicySettings
 from asaql.runtime.step import OnePass
-from asaql.spark.io import read_events
+from asaql.spark.sources.io import read_events
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.variants import variant_text
 

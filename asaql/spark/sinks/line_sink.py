@@ -14,12 +14,12 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.outputs.formats import output_format
-from asaql.spark.folder_formats import SUFFIXES, write_csv_parts, write_part_files
-from asaql.spark.format_outputs import CsvOutput, file_output
-from asaql.spark.locks import PortableLock
+from asaql.spark.sinks.folder_formats import SUFFIXES, write_csv_parts, write_part_files
+from asaql.spark.sinks.format_outputs import CsvOutput, file_output
+from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
-from asaql.spark.output_journal import Committed, JournaledFile
-from asaql.spark.part_files import (
+from asaql.spark.sinks.output_journal import Committed, JournaledFile
+from asaql.spark.sinks.part_files import (
     PATH_COLUMN, STAGING_FOLDER, clear_part_files, publish_by_path, publish_part_files,
 )
 
@@ -29,7 +29,7 @@ class LineSink:
     folder (Spark's writers).
 
     Exactly once across a kill and a restart on the checkpoint: a file's appends are journaled
-    (asaql/spark/output_journal.py), and a folder's part files are named after the
+    (asaql/spark/sinks/output_journal.py), and a folder's part files are named after the
     micro-batch, so a replayed micro-batch replaces its own."""
 
     def __init__(self, target: str | TextIO, fresh: bool, journal: str | None = None,

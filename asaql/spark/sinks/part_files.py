@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 from urllib.parse import unquote
 
-from asaql.spark.folder_formats import has_rows
+from asaql.spark.sinks.folder_formats import has_rows
 
 PATH_COLUMN = "asaql_path"  # an output row's subfolder (its path pattern)
 STAGING_FOLDER = "_asaql_staging"  # Spark's readers skip names starting with _ or .

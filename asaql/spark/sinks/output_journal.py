@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Callable
 
-from asaql.spark.locks import PortableLock
+from asaql.spark.sinks.locks import PortableLock
 
 # committed(query index) → the last batch id Spark committed for it, -1 when none
 Committed = Callable[[int], int]

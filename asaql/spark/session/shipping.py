@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from asaql.spark.connect import is_connect
+from asaql.spark.session.connect import is_connect
 
-PACKAGE = Path(__file__).resolve().parents[1]  # the `asaql` folder (or its place in a zip)
+PACKAGE = Path(__file__).resolve().parents[2]  # the `asaql` folder (or its place in a zip)
 ZIP_NAME = "asaql.zip"
 _shipped: set[str] = set()  # the applications (SparkContext ids) that have the zip
 

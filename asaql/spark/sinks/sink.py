@@ -17,16 +17,16 @@ from pyspark.sql import functions as F
 from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
 from asaql.runtime import columns as C
-from asaql.spark.control import CONTROL_FOLDER
-from asaql.spark.addresses import FileNames, record_address
-from asaql.spark.line_sink import (
+from asaql.spark.sources.control import CONTROL_FOLDER
+from asaql.spark.sources.addresses import FileNames, record_address
+from asaql.spark.sinks.line_sink import (
     DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
 )
-from asaql.spark.locks import PortableLock
+from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
-from asaql.spark.output_journal import Committed, JournaledFile
-from asaql.spark.source_log import micro_batch_files
-from asaql.spark.sources import STAGE_WATERMARK
+from asaql.spark.sinks.output_journal import Committed, JournaledFile
+from asaql.spark.sources.source_log import micro_batch_files
+from asaql.spark.sources.step_input import STAGE_WATERMARK
 
 
 @dataclass

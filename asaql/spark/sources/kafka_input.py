@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 from asaql.inputs.formats import InputFormat
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.runtime import columns as C
-from asaql.spark.kafka_source import NAME, KafkaSource, payload_records, reader_options
+from asaql.spark.sources.kafka_source import NAME, KafkaSource, payload_records, reader_options
 
 PROCESSED_FIELD = "EventProcessedUtcTime"
 KAFKA_METADATA = {PROCESSED_FIELD: T.TimestampType(), C.PARTITION_FIELD: T.LongType(),
@@ -49,7 +49,7 @@ class KafkaRead:
 
 def kafka_lines(spark: SparkSession, read: KafkaRead, control: str) -> DataFrame:
     if read.connector == "spark":
-        from asaql.spark.spark_kafka import spark_kafka_lines
+        from asaql.spark.sources.spark_kafka import spark_kafka_lines
 
         return spark_kafka_lines(spark, read.topic, read.start, read.max_per_trigger, control,
                                  read.carried)

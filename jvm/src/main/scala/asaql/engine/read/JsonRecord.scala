@@ -15,7 +15,7 @@ import org.apache.spark.unsafe.types.UTF8String
   *
   * `record` is exactly what `from_json(text, schema, options)` gives in PERMISSIVE mode (the
   * same Spark parser, options and corrupt-record column). `clean` vouches that none of asaql's
-  * record checks (asaql/spark/records.py) can find a reason: the text starts with '{' and ends
+  * record checks (asaql/spark/sources/records.py) can find a reason: the text starts with '{' and ends
   * with '}', holds no U+FFFD, parsed without error, nests at most `maxDepth` levels and has no
   * top-level key twice. A record that is not clean is not necessarily malformed: the exact
   * checks then decide, so a doubt never changes a result, it only costs their time. */

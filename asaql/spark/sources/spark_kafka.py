@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.kafka.java_options import java_options, start_options
-from asaql.spark.control import CONTROL_PREFIX
-from asaql.spark.kafka_source import KAFKA_FILE_PREFIX
+from asaql.spark.sources.control import CONTROL_PREFIX
+from asaql.spark.sources.kafka_source import KAFKA_FILE_PREFIX
 
 # The connector of this Spark (Scala 2.13, like every Spark 4 build).
 PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{pyspark.__version__}"

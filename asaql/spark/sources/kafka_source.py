@@ -24,7 +24,7 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows,
 
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
-from asaql.spark.control import CONTROL_PREFIX
+from asaql.spark.sources.control import CONTROL_PREFIX
 
 NAME = "asaql_kafka"
 CONTROL_KEY = "asaql-control"
@@ -194,7 +194,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
 def payload_records(value: bytes | None, fmt: str, delimiter: str | None = None):
     """A message's events as (JSON object text, reason it is malformed, index): JSON as it is
-    (an array is split by the reader, asaql/spark/records.py), a CSV message (its header row,
+    (an array is split by the reader, asaql/spark/sources/records.py), a CSV message (its header row,
     then rows) or an Avro container (its schema, then records) decoded as a file is
     (asaql/inputs/formats.py), each record with its index in the message."""
     if fmt == "json":

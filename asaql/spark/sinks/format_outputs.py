@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from asaql.outputs.formats import Columns, csv_text, output_format, write_json_array, write_parquet
-from asaql.spark.locks import PortableLock
-from asaql.spark.output_journal import Committed, JournaledFile
+from asaql.spark.sinks.locks import PortableLock
+from asaql.spark.sinks.output_journal import Committed, JournaledFile
 
 
 class CsvOutput:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
-from asaql.spark.locks import PortableLock
+from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN
-from asaql.spark.output_journal import last_committed_batch
+from asaql.spark.sinks.output_journal import last_committed_batch
 
 
 class KafkaSink:
@@ -26,7 +26,7 @@ class KafkaSink:
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         from asaql.kafka.producer import ROW_HEADER, producer, row_header, written_rows
-        from asaql.spark.line_sink import row_order
+        from asaql.spark.sinks.line_sink import row_order
 
         lines = [row[JSON_COLUMN] for row in sorted(rows, key=row_order)]
         if not lines:

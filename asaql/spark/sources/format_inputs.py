@@ -2,9 +2,9 @@
 
 Each file is read whole (Spark's `binaryFile` source, the input's files and its control records
 in one stream, admitted in modification-time order as the text source admits them) and decoded
-in a Python worker (asaql/inputs/formats.py) into the lines shape of asaql/spark/records.py:
+in a Python worker (asaql/inputs/formats.py) into the lines shape of asaql/spark/sources/records.py:
 FILE, _asaql_mtime, LINE (the record's row), _asaql_text (the record as a JSON object), plus
-_asaql_problem (why a record is malformed). asaql/spark/io.py then parses and checks them as it
+_asaql_problem (why a record is malformed). asaql/spark/sources/io.py then parses and checks them as it
 does JSON lines: arrival time, PartitionId, malformed records, control records are the same for
 every format. The cost of the detour through JSON text: benchmarks/input_formats.py.
 """
@@ -19,8 +19,8 @@ from pyspark.sql import types as T
 
 from asaql.inputs.formats import SUFFIXES, InputFormat, json_records, records
 from asaql.runtime import columns as C
-from asaql.spark.blob_paths import input_place
-from asaql.spark.control import CONTROL_FOLDER
+from asaql.spark.sources.blob_paths import input_place
+from asaql.spark.sources.control import CONTROL_FOLDER
 
 PROBLEM = "_asaql_problem"
 LINES_SCHEMA = T.StructType([

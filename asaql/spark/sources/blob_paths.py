@@ -12,7 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
-from asaql.spark.control import CONTROL_FOLDER
+from asaql.spark.sources.control import CONTROL_FOLDER
 
 # the blob's name in its container: the file's path from where the pattern starts (a hidden
 # column of a patterned input's events; GetMetadataPropertyValue(input, 'BlobName'))

@@ -16,13 +16,13 @@ from asaql.errors import ConfigurationError
 from asaql.inputs.files import input_files
 from asaql.inputs.formats import resolve_format
 from asaql.runtime import columns as C
-from asaql.spark.declared_schema import conform
+from asaql.spark.sources.declared_schema import conform
 from asaql.spark.failures import reason
-from asaql.spark.format_inputs import PROBLEM, batch_lines
-from asaql.spark.addresses import FileNames, describe_position
-from asaql.spark.io import infer_payload_schema
+from asaql.spark.sources.format_inputs import PROBLEM, batch_lines
+from asaql.spark.sources.addresses import FileNames, describe_position
+from asaql.spark.sources.io import infer_payload_schema
 from asaql.spark.lowering.keys import key_text
-from asaql.spark.records import (ARRAY_PROBLEM, array_elements, object_keys, parse_problem,
+from asaql.spark.sources.records import (ARRAY_PROBLEM, array_elements, object_keys, parse_problem,
                                  shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
@@ -68,7 +68,7 @@ class ReferenceTable:
 def load_reference(spark: SparkSession, name: str, path: str,
                    declared: tuple[tuple[str, str], ...] = ()) -> ReferenceTable:
     """The table, read whole. A record of it that is malformed (the input rules of
-    asaql/spark/records.py), or whose value does not convert to the type CREATE TABLE declares
+    asaql/spark/sources/records.py), or whose value does not convert to the type CREATE TABLE declares
     (`declared`), stops the run before it starts, with file, line and reason: the join results
     depend on every row, so a table silently missing one would change them."""
     if not Path(path).exists():

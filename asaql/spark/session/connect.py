@@ -78,7 +78,7 @@ def ship_asaql(spark) -> None:
 @functools.cache
 def asaql_zip() -> bytes:
     """This asaql's modules, zipped (what the server's Python workers import)."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]  # the `asaql` folder
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zipped:
         for path in sorted(package.rglob("*.py")):

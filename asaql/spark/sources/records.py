@@ -133,7 +133,7 @@ DEFERRED = "\u0000deferred"
 """A reason not computed yet: the checks run first without the rare expressions Spark cannot
 compile (higher-order functions with lambdas, a parse per field), which keep a whole projection
 out of whole-stage code generation; a record given DEFERRED has its reason computed again with
-them (asaql/spark/io.py). An exact detour: the rare expression is replaced where it would have
+them (asaql/spark/sources/io.py). An exact detour: the rare expression is replaced where it would have
 been evaluated, so a record that never reaches one gets the same reason either way."""
 
 

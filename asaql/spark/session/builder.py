@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from asaql.jvm.engine import engine_jar
 from asaql.spark.failures import launch_reason, route_python_logs
 from asaql.spark.jvm_functions import session_settings
-from asaql.spark.shipping import ship_to_executors
+from asaql.spark.session.shipping import ship_to_executors
 
 # A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
 # micro-batch gives no line, this rule replaces the plan by an empty relation and drops the
@@ -71,7 +71,7 @@ def build_session(master: str | None = None, spark_log: str | None = None,
     if remote is None and master is None:
         remote = os.environ.get("SPARK_REMOTE") or None
     if remote is not None:
-        from asaql.spark.connect import connect_session
+        from asaql.spark.session.connect import connect_session
 
         if spark_log is not None:
             route_python_logs(spark_log)
@@ -114,7 +114,7 @@ def build_session(master: str | None = None, spark_log: str | None = None,
 def prepare_for_run(spark) -> None:
     """What a run needs of any session, asaql's or the caller's: asaql's code on a cluster's
     executors (not on Connect: the server's functions carry it) and WRITER_CONF."""
-    from asaql.spark.connect import is_connect
+    from asaql.spark.session.connect import is_connect
 
     if not is_connect(spark):
         ship_to_executors(spark)

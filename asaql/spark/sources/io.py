@@ -21,21 +21,21 @@ from asaql.inputs.files import input_files
 from asaql.inputs.formats import InputFormat, resolve_format, sample_records
 from asaql.inputs.records import MAX_DEPTH, json_file_records
 from asaql.runtime import columns as C
-from asaql.spark.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
-from asaql.spark.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
+from asaql.spark.sources.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
+from asaql.spark.sources.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
                                        stream_lines)
-from asaql.spark.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
+from asaql.spark.sources.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      PROCESSED_FIELD, KafkaRead, kafka_lines, kafka_partitions,
                                      with_metadata)
-from asaql.spark.kafka_input import sample_records as topic_sample
-from asaql.spark.declared_schema import conform, declared_struct
-from asaql.spark.json_inference import inferred_in_driver
-from asaql.spark.jvm_inference import inferred_in_one_pass
+from asaql.spark.sources.kafka_input import sample_records as topic_sample
+from asaql.spark.sources.declared_schema import conform, declared_struct
+from asaql.spark.sources.json_inference import inferred_in_driver
+from asaql.spark.sources.jvm_inference import inferred_in_one_pass
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
-from asaql.spark.blob_paths import BLOB_NAME, input_place, with_folder_times
-from asaql.spark.present_keys import present_keys
-from asaql.spark.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
-from asaql.spark.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
+from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
+from asaql.spark.sources.present_keys import present_keys
+from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
+from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
                                  shape_problem, split_lines)
 
@@ -51,7 +51,7 @@ def infer_payload_schema(spark: SparkSession, path: str,
                          fmt: InputFormat | None = None) -> T.StructType:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
-    (asaql/spark/records.py): a malformed line never breaks the schema of the rest. A topic:
+    (asaql/spark/sources/records.py): a malformed line never breaks the schema of the rest. A topic:
     the same over a sample of its records, then its metadata (kafka_input.py). `fmt`: the
     format the run declares for the input (--input-format), else its files' extension."""
     if isinstance(path, KafkaRead):
@@ -65,7 +65,7 @@ def infer_payload_schema(spark: SparkSession, path: str,
     fmt = resolve_format(files, path, fmt)
     small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
     mixed_at = None  # known when the one-pass inference ran (jvm_inference.py)
-    if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/format_inputs.py)
+    if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/sources/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
         inferred, mixed_at = _infer_json(spark, files, small)

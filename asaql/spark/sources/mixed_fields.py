@@ -64,7 +64,7 @@ def mixed_in_records(schema: T.StructType, records: Iterable[dict]) -> T.StructT
 
 def with_mixed_where(schema: T.StructType, mixed_at: Callable[[Path], bool]) -> T.StructType:
     """`schema` with the candidates `mixed_at` says are mixed as VARIANT (the one-pass
-    inference has seen it: asaql/spark/jvm_inference.py)."""
+    inference has seen it: asaql/spark/sources/jvm_inference.py)."""
     mixed = {path for path in _candidates(schema, ()) if mixed_at(path)}
     return _replaced(schema, mixed, ()) if mixed else schema
 

@@ -68,7 +68,7 @@ object RecordText {
   private val ArrivalKey = "\"EventEnqueuedUtcTime\"".getBytes("UTF-8")
 
   /** What `regexp_extract(text, '"PartitionId"\\s*:\\s*"?(\\d{1,18})"?\\s*[,}]', 1)` gives
-    * (asaql/spark/io.py's discovery of the input's partitions), null for its "": the digits
+    * (asaql/spark/sources/io.py's discovery of the input's partitions), null for its "": the digits
     * after the first "PartitionId" key that such a value follows, found by comparing bytes
     * (every byte the pattern names is ASCII, which no multi-byte UTF-8 character contains). */
   def partitionDigits(text: UTF8String): UTF8String = firstValue(text, PartitionKey) {
