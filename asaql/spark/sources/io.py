@@ -33,6 +33,7 @@ from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_in_one_pass
 from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
+from asaql.spark.sources.partition_scan import partitions_in_driver
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
 from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
@@ -385,13 +386,15 @@ def _partition_id(names: set[str], schema: T.StructType):
 
 
 def discover_partitions(spark: SparkSession, path: str, fmt: InputFormat | None = None,
-                        jvm: bool = False) -> tuple[tuple[str, int | None], ...]:
+                        jvm: bool = False, in_driver: bool | None = None
+                        ) -> tuple[tuple[str, int | None], ...]:
     """The PartitionIds of the input's records (0 for a record without one), as the policy key
     text, each with its first arrival time (µs; None when its records carry none). Windows over
     combined partitions wait for every partition of the input, as ASA waits for every partition
     of an event hub; one that has not sent events yet is idle, its clock never past its first
     arrival. A scan of the text, no JSON parsing (two patterns; with the JVM engine, the same
-    found by comparing bytes: half the time). A topic: its partitions. `fmt`: as for
+    found by comparing bytes: half the time; a small JSON-lines input, in the driver:
+    partition_scan.py, or as `in_driver` says). A topic: its partitions. `fmt`: as for
     infer_payload_schema."""
     if isinstance(path, KafkaRead):
         return kafka_partitions(path)
@@ -400,9 +403,15 @@ def discover_partitions(spark: SparkSession, path: str, fmt: InputFormat | None 
     if not files:
         return ()
     fmt = resolve_format(paths, path, fmt)
+    arrays = fmt.name == "json" and any(_starts_with_array(f) for f in paths)
+    if in_driver is None:
+        in_driver = fmt.name == "json" and not arrays \
+            and sum(f.stat().st_size for f in paths) <= SMALL_INPUT_BYTES
+    if in_driver:
+        return partitions_in_driver(spark, paths)
     if fmt.name != "json":
         texts = partition_texts(spark, paths, fmt)
-    elif any(_starts_with_array(f) for f in paths):  # each element's own text
+    elif arrays:  # each element's own text
         whole = spark.read.text(files, wholetext=True).select("value", "_metadata")
         texts = array_elements(split_lines(whole)).select(F.col("_asaql_text").alias("value"))
     else:
