@@ -260,26 +260,25 @@ def _top_level_values(text: Column, jvm: bool = False) -> Column:
     array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
     if jvm:
         return jvm_functions.top_level_values(text)
-    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
-    walk = F.aggregate(
-        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("closed")),
-        lambda acc, c: F.struct(
-            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
-            (acc["closed"] + F.when(
-                acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1) == 0, 1).otherwise(0))
-            .alias("closed")))
-    return walk["closed"]
+    return _bracket_walk(text, "closed", lambda closed, at: closed + F.when(at == 0, 1)
+                         .otherwise(0))
 
 
 def _depth(text: Column, jvm: bool = False) -> Column:
     """The deepest nesting of objects and arrays, outside strings."""
     if jvm:
         return jvm_functions.bracket_depth(text)
+    return _bracket_walk(text, "deepest", F.greatest)
+
+
+def _bracket_walk(text: Column, field: str, update) -> Column:
+    """A walk over the brackets outside strings: the depth after each one (`at`), and `field`
+    (from 0) updated from its value before and that depth."""
     brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
-    walk = F.aggregate(
-        F.split(brackets, ""), F.struct(F.lit(0).alias("at"), F.lit(0).alias("deepest")),
-        lambda acc, c: F.struct(
-            (acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1)).alias("at"),
-            F.greatest(acc["deepest"], acc["at"] + F.when(c.isin("{", "["), 1).otherwise(-1))
-            .alias("deepest")))
-    return walk["deepest"]
+
+    def step(acc: Column, bracket: Column) -> Column:
+        at = acc["at"] + F.when(bracket.isin("{", "["), 1).otherwise(-1)
+        return F.struct(at.alias("at"), update(acc[field], at).alias(field))
+
+    return F.aggregate(F.split(brackets, ""),
+                       F.struct(F.lit(0).alias("at"), F.lit(0).alias(field)), step)[field]
