@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
-from asaql.spark.operators import step_frames
+from asaql.spark.operators import open_windows, step_frames
 from spark_harness import lines_of_both_steps, property_settings, replayed, same_value
 from test_policy_spark import Scenario, assert_ordered_and_repeatable, reference
 from test_policy_spark import scenarios as policy_scenarios
@@ -97,8 +97,11 @@ def test_native_step_matches_the_references_whatever_the_micro_batches(scenario,
 @given(scenario=scenarios())
 def test_native_and_general_steps_write_the_same_lines(scenario, spark, tmp_path, monkeypatch):
     """Both paths, all files in one micro-batch, the same output files line for line. Per-key
-    values go as tables joined by broadcast here (beyond MAP_LITERAL_KEYS keys in a real run)."""
+    values go as tables joined by broadcast here (beyond MAP_LITERAL_KEYS keys in a real run),
+    and the windows close with Spark operators (beyond DRIVER_PARTIALS merged partials; the
+    test above has them closed in the driver)."""
     monkeypatch.setattr(step_frames, "MAP_LITERAL_KEYS", 0)
+    monkeypatch.setattr(open_windows, "DRIVER_PARTIALS", 0)
     work = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
         folder = work / "input"

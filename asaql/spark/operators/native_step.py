@@ -30,7 +30,6 @@ from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.core.windows import HoppingWindow
 from asaql.outputs.formats import replace_file
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
@@ -45,7 +44,7 @@ from asaql.spark.operators.step_stats import (
     before_order, late_sample, observed, order_flags, read_observed, segment_columns,
     stats_columns,
 )
-from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
+from asaql.spark.operators.open_windows import window_statement
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
 
@@ -168,11 +167,17 @@ class NativeStep:
             for number, statement in enumerate(spec.statements):
                 source = rows.observe(flags, *order_flags()) \
                     if flags is not None and number == 0 else rows
-                result, kept, ended_now = self._windows(statement, source, state, previous,
-                                                        batch_id, closing, closed_until)
-                parts.append(result)
-                open_rows += kept
-                closed += ended_now
+                stored = None if previous is None else \
+                    self._open_path(previous, statement.index)
+                done = window_statement(
+                    statement, source, stored if stored and stored.exists() else None,
+                    self._open_path(batch_id, statement.index), closing,
+                    spec.scope == "combined", self.floating, self.cached)
+                parts.append(done.rows)
+                open_rows += done.open_rows
+                closed += done.closed
+                for scope, until in done.until.items():
+                    closed_until[scope] = max(closed_until.get(scope, NONE), until)
             state.open_rows = open_rows
             emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
                 if ended else marks
@@ -355,67 +360,6 @@ class NativeStep:
                                         {k: state.clocks[k] for k in keys if k in state.clocks},
                                         state.bucket_clocks.get(bucket), spec.policy))
         return marks
-
-    # ------------------------------------------------------------------ windows
-    def _windows(self, st, rows: DataFrame, state: NativeState, previous: int | None,
-                 batch_id: int, closing: dict, closed_until: dict) -> tuple[DataFrame, int, int]:
-        """One windowed statement: → (its closed windows' rows, the open windows kept, the
-        windows closed)."""
-        combined = self.spec.scope == "combined"
-        chosen = F.col("_accepted")
-        if st.where is not None:
-            chosen = chosen & F.coalesce(F.col(st.where), F.lit(False))
-        window = st.window
-        hop = window.hop_us if isinstance(window, HoppingWindow) else window.size_us
-        ts = F.col("_ts")
-        first = ts + F.pmod(F.lit(window.offset_us) - ts, F.lit(hop))  # the first end ≥ ts
-        count = F.expr(f"_ts + {window.size_us} - _first + {hop - 1}") / F.lit(hop)
-        scope_key = F.lit("*") if combined else F.col(C.KEY)
-        events = rows.where(chosen).select(
-            scope_key.alias("_scope"), first.alias("_first"), ts,
-            *[F.col(g) for g in dict.fromkeys(st.groups)],
-            *[F.col(v) for v in dict.fromkeys(st.values)])
-        if hop == window.size_us:
-            events = events.withColumn("_end", F.col("_first"))
-        elif hop > window.size_us:  # at most one window: none when the event falls in a gap
-            events = events.where(F.col("_first") - F.col("_ts") < F.lit(window.size_us)) \
-                .withColumn("_end", F.col("_first"))
-        else:
-            steps = F.sequence(F.lit(0), F.floor(count).cast("int") - 1)
-            events = events.withColumn("_k", F.explode(steps)) \
-                .withColumn("_end", F.col("_first") + F.col("_k") * F.lit(hop))
-        keys = ["_scope", "_end", *dict.fromkeys(st.groups)]
-        partials = events.groupBy(*keys).agg(*partial_columns(st, self.floating))
-        if previous is not None and self._open_path(previous, st.index).exists():
-            stored = rows.sparkSession.read.schema(partials.schema).parquet(
-                str(self._open_path(previous, st.index)))
-            partials = partials.unionByName(stored)
-        merged = partials.groupBy(*keys).agg(*merge_columns(st, self.floating))
-        if combined:
-            merged = merged.withColumn("_due", F.lit(closing.get("*", NONE)).cast("long"))
-        else:
-            merged = with_key_values(merged, "_scope", "_due", closing, extremes=True)
-        merged = merged.persist()
-        self.cached.append(merged)
-        closes = F.coalesce(F.col("_end") < F.col("_due"), F.lit(False))
-        summary = merged.groupBy("_scope").agg(
-            F.max(F.when(closes, F.col("_end"))).alias("_last"),
-            F.sum(F.when(~closes, 1).otherwise(0)).alias("_open"),
-            F.sum(F.when(closes, 1).otherwise(0)).alias("_closed")).collect()
-        for row in summary:
-            if row["_last"] is not None:
-                closed_until[row["_scope"]] = max(closed_until.get(row["_scope"], NONE),
-                                                  row["_last"] + 1)
-        merged.where(~closes).drop("_due").coalesce(1).write.mode("overwrite").parquet(
-            str(self._open_path(batch_id, st.index)))
-        result = merged.where(closes).select(
-            F.lit(C.RESULT).alias(C.ROW_KIND), F.lit(st.index).alias(C.STATEMENT),
-            F.col("_scope").alias(C.KEY), F.timestamp_micros("_end").alias(C.SYSTEM_TIMESTAMP),
-            *[F.col(g).alias(r) for g, r in zip(st.groups, st.result_groups)],
-            *[finished(a, i, self.floating).alias(r) for i, (a, r) in
-              enumerate(zip(st.aggregates, st.result_aggregates))])
-        return result, sum(row["_open"] for row in summary), \
-            sum(row["_closed"] for row in summary)
 
     # ------------------------------------------------------------------ counts
     def _counts(self, spark, stats, state: NativeState, marks: dict,
