@@ -87,6 +87,13 @@ def end_offsets(topic: KafkaTopic, numbers: list[int],
     """The offset after each partition's last record, from a fetch per partition."""
     client = consumer(topic, **{"enable.partition.eof": True})
     try:
+        # the leaders first: assigned before they are known, librdkafka retries the query for
+        # the end on a 500 ms timer (a fresh client always starts there), every micro-batch
+        try:
+            client.list_topics(topic.topic, timeout=timeout)
+        except KafkaException as error:
+            raise ConfigurationError(f"the Kafka broker {topic.bootstrap} did not answer for "
+                                     f"'{topic.topic}': {_reason(topic, error)}") from None
         client.assign([TopicPartition(topic.topic, n, OFFSET_END) for n in numbers])
         answered, deadline = set(), time.monotonic() + timeout
         while len(answered) < len(numbers):
@@ -137,7 +144,8 @@ def read_range(topic: KafkaTopic, partition: int, start: int, end: int,
         client.assign([TopicPartition(topic.topic, partition, start)])
         position, last_progress = start, time.monotonic()
         while position < end:
-            messages = client.consume(1000, 0.2)
+            # no more than are left: consume waits out its timeout for a fuller batch
+            messages = client.consume(max(1, min(1000, end - position)), 0.2)
             if not messages:
                 if time.monotonic() - last_progress > timeout:
                     raise KafkaReadError(
