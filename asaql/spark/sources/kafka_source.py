@@ -18,6 +18,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows,
                                               SupportsTriggerAvailableNow)
@@ -25,12 +26,19 @@ from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxRows,
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.spark.sources.control import CONTROL_PREFIX
+from asaql.spark.sources.kafka_batches import (BATCH_ROWS, JsonMessages, RecordColumns,
+                                                 arrow_schema)
 
 NAME = "asaql_kafka"
 CONTROL_KEY = "asaql-control"
-SCHEMA = ("asaql__file string, _asaql_mtime timestamp, asaql__line long, _asaql_text string, "
-          "_asaql_partition long, _asaql_problem string, _asaql_element int, "
-          "_asaql_message_key string, _asaql_headers map<string,string>")
+SCHEMA = T.StructType([
+    T.StructField("asaql__file", T.StringType()), T.StructField("_asaql_mtime", T.TimestampType()),
+    T.StructField("asaql__line", T.LongType()), T.StructField("_asaql_text", T.StringType()),
+    T.StructField("_asaql_partition", T.LongType()),
+    T.StructField("_asaql_problem", T.StringType()),
+    T.StructField("_asaql_element", T.IntegerType()),
+    T.StructField("_asaql_message_key", T.StringType()),
+    T.StructField("_asaql_headers", T.MapType(T.StringType(), T.StringType()))])
 KAFKA_FILE_PREFIX = "kafka:"  # FILE of a record: "kafka:TOPIC:PARTITION"
 
 
@@ -175,21 +183,30 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         not_before = self.start if isinstance(self.start, int) else None
         file = kafka_file(self.topic.topic, part.partition)
         json_payload = self.payload[0] == "json"
+        # to Spark as Arrow batches; the common path keeps only each message's time, offset
+        # and bytes (the text made per batch)
+        common = json_payload and not self.carried
+        rows = JsonMessages(arrow_schema(SCHEMA), file, part.partition) if common \
+            else RecordColumns(arrow_schema(SCHEMA))
         for message in read_range(self.topic, part.partition, part.start, part.end):
             stamp = message.timestamp()[1]
             if not_before is not None and stamp < not_before:
                 continue
-            arrival = datetime.fromtimestamp(stamp / 1000, timezone.utc)
-            key, headers = _carried(message, self.carried)
-            if json_payload:  # the common path: the text as it is, no decoder
+            if common:
+                rows.add(stamp, message.offset(), message.value())
+            elif json_payload:
                 value = message.value()
                 text = "" if value is None else value.decode("utf-8", errors="replace")
-                yield (file, arrival, message.offset(), text.removeprefix("\ufeff"),
-                       part.partition, None, None, key, headers)
-                continue
-            for text, problem, element in payload_records(message.value(), *self.payload):
-                yield (file, arrival, message.offset(), text, part.partition, problem, element,
-                       key, headers)
+                rows.add((file, stamp * 1000, message.offset(), text.removeprefix("\ufeff"),
+                          part.partition, None, None, *_carried(message, self.carried)))
+            else:
+                for text, problem, element in payload_records(message.value(), *self.payload):
+                    rows.add((file, stamp * 1000, message.offset(), text, part.partition,
+                              problem, element, *_carried(message, self.carried)))
+            if len(rows) >= BATCH_ROWS:
+                yield rows.batch()
+        if len(rows):
+            yield rows.batch()
 
 
 def payload_records(value: bytes | None, fmt: str, delimiter: str | None = None):
