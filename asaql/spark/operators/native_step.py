@@ -41,44 +41,14 @@ from asaql.spark.operators.arrival_segments import (
 from asaql.spark.operators.native_state import NativeState, advance_clock
 from asaql.spark.operators.step_frames import conform, known, with_key_values
 from asaql.spark.operators.step_stats import (
-    before_order, late_sample, observed, order_flags, read_observed, segment_columns,
-    stats_columns,
+    before_order, late_sample, malformed_count, observed, order_flags, read_observed,
+    segment_columns, stats_columns,
 )
-from asaql.spark.operators.open_windows import window_statement
+from asaql.spark.operators.open_windows import (
+    closed_in_driver, gathered, merged_partials, window_statement,
+)
 
 KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
-
-
-def native_reason(spec: StepSpec, types: dict, exact_sums: bool = False) -> str | None:
-    """What only the built step knows and the plan does not (asaql/plan/step_path.py decides
-    the rest; `types`: the step input's Spark types): a CAST in a windowed statement that can
-    fail sets events aside as FAILED rows, which only the general step writes; and a sum of
-    floating-point values added term by term depends on the order of its terms, which Spark's
-    merge of partial sums does not fix: SUM and AVG of them take this path only with the JVM
-    engine's exact sums (`exact_sums`: ExactSum.scala, the same value as the general step's
-    asaql/runtime/exact_sum.py whatever the order)."""
-    if any(statement.failure is not None for statement in spec.statements):
-        return "a CAST or a JavaScript UDF that can fail in a windowed statement"
-    for statement in spec.statements:
-        for aggregate in statement.aggregates:
-            if aggregate.function not in ("sum", "avg"):
-                continue
-            kind = types.get(aggregate.column)
-            if isinstance(kind, T.IntegralType):
-                continue
-            if not isinstance(kind, T.FractionalType) or isinstance(kind, T.DecimalType):
-                return f"{aggregate.function.upper()} of {kind.simpleString() if kind else 'text'}"
-            if not exact_sums:
-                return (f"{aggregate.function.upper()} of floating-point values without the "
-                        "JVM engine's exact sums")
-    return None
-
-
-def floating_columns(spec: StepSpec, types: dict) -> frozenset:
-    """The columns SUM and AVG read that hold floating-point values (summed exactly)."""
-    return frozenset(a.column for s in spec.statements for a in s.aggregates
-                     if a.function in ("sum", "avg")
-                     and isinstance(types.get(a.column), T.FractionalType))
 
 
 class NativeStep:
@@ -133,8 +103,12 @@ class NativeStep:
         state, previous = self._state(batch_id)
         ordered = spec.ordered
         self.pending = None
-        if passes and self.fusable:
+        if passes and self.fusable and not ordered:
             return self._fused(batch, batch_id, state, carried=passes == 1)
+        if passes == 1 and self.fusable:  # one windowed statement, one file or a topic
+            fused = self._fused_window(batch, batch_id, state, previous)
+            if fused is not None:
+                return fused
         rows, scanned, seen = self._policy(batch, state, ordered)
         flags = None  # the out-of-order rule's counts, observed on the first window's pass
         if seen is not None:  # observed on the pass that filled the cache
@@ -159,32 +133,18 @@ class NativeStep:
         if seen is None or seen["malformed"]:  # else no pass over the rows for none
             parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull())
                          .select(C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
-        out_watermark = None
+        out_watermark = closed = None
         if ordered:
-            closing = {k: INFINITY for k in marks} if ended else marks
-            closed_until: dict = {}
-            open_rows = closed = 0
-            for number, statement in enumerate(spec.statements):
+            def close(number, statement, closing):
                 source = rows.observe(flags, *order_flags()) \
                     if flags is not None and number == 0 else rows
-                stored = None if previous is None else \
-                    self._open_path(previous, statement.index)
-                done = window_statement(
-                    statement, source, stored if stored and stored.exists() else None,
+                return window_statement(
+                    statement, source, self._stored(previous, statement),
                     self._open_path(batch_id, statement.index), closing,
                     spec.scope == "combined", self.floating, self.cached)
-                parts.append(done.rows)
-                open_rows += done.open_rows
-                closed += done.closed
-                for scope, until in done.until.items():
-                    closed_until[scope] = max(closed_until.get(scope, NONE), until)
-            state.open_rows = open_rows
-            emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
-                if ended else marks
-            # each bucket invoked replaces its keys' watermarks, as the general step does
-            state.emitted = {**{k: v for k, v in state.emitted.items()
-                                if state.buckets.get(k) not in invoked}, **emitted}
-            out_watermark = closing.get("*") if spec.scope == "combined" else None
+
+            closed_parts, out_watermark, closed = self._close(state, marks, ended, invoked, close)
+            parts += closed_parts
         counted = None
         if flags is not None:
             counted = flags.get if spec.statements else rows.agg(*order_flags()).first().asDict()
@@ -192,16 +152,88 @@ class NativeStep:
         if ordered and not spec.event_columns and not (seen is None or seen["malformed"]):
             self.counts["step_rows"] = closed  # the writer's rows: the windows closed
         self._save(state, batch_id)
-        stepped = None
-        for part in parts:
-            conformed = conform(part, self.out_schema)
-            stepped = conformed if stepped is None else stepped.unionByName(conformed)
-        return stepped
+        return _union(parts, self.out_schema)
 
     @property
     def fusable(self) -> bool:
-        """Whether the writer's pass can count for the step: no windows, the JVM engine."""
-        return self.scan and not self.spec.ordered
+        """Whether one pass can count for the step, with the JVM engine: the writer's (no
+        windows), or the one that merges the windows' partials (one windowed statement)."""
+        spec = self.spec
+        return self.scan and (not spec.ordered or (len(spec.statements) == 1
+                                                   and not spec.event_columns))
+
+    def _stored(self, previous: int | None, statement) -> Path | None:
+        """The open windows' partials `statement` kept at micro-batch `previous`, if any."""
+        stored = None if previous is None else self._open_path(previous, statement.index)
+        return stored if stored is not None and stored.exists() else None
+
+    def _close(self, state: NativeState, marks: dict, ended: bool, invoked: set,
+               close) -> tuple[list, int | None, int]:
+        """Each statement's windows closed by the watermarks (`close(number, statement,
+        closing)` → open_windows.Closed), the state's open windows and emitted watermarks
+        updated; → (the closed windows' rows, the output watermark, the windows closed)."""
+        spec = self.spec
+        closing = {k: INFINITY for k in marks} if ended else marks
+        closed_until: dict = {}
+        parts, open_rows, closed = [], 0, 0
+        for number, statement in enumerate(spec.statements):
+            done = close(number, statement, closing)
+            parts.append(done.rows)
+            open_rows += done.open_rows
+            closed += done.closed
+            for scope, until in done.until.items():
+                closed_until[scope] = max(closed_until.get(scope, NONE), until)
+        state.open_rows = open_rows
+        emitted = {k: max(v, closed_until.get(k, NONE)) for k, v in marks.items()} \
+            if ended else marks
+        # each bucket invoked replaces its keys' watermarks, as the general step does
+        state.emitted = {**{k: v for k, v in state.emitted.items()
+                            if state.buckets.get(k) not in invoked}, **emitted}
+        return parts, closing.get("*") if spec.scope == "combined" else None, closed
+
+    def _fused_window(self, batch: DataFrame, batch_id: int, state: NativeState,
+                      previous: int | None) -> DataFrame | None:
+        """One windowed statement over a micro-batch of one file or a topic in one Spark job:
+        the policy with each key's seeds carried from the micro-batch before, its statistics
+        and segments observed on the pass that merges the windows' partials, which come to
+        the driver. None, with nothing written, when a key's seed was not its carried largest
+        for a row (`fits`) or the partials are too many for the driver: the two-pass way then
+        (`segment_seeds`' cache pass, and the windows' job)."""
+        spec, policy = self.spec, self.spec.policy
+        segments = policy.ooo_us < UNBOUNDED_DISORDER
+        rows, _, _ = self._policy(batch, state, True,
+                                  carried_seeds(state.largest) if segments else None)
+        if segments:
+            rows = rows.select("*", *segment_columns())
+        observation = Observation(f"asaql_window_{id(self)}_{batch_id}_{id(batch)}")
+        observed_rows = rows.observe(observation, *observed(segments, policy.ooo_us),
+                                     malformed_count())
+        statement = spec.statements[0]
+        combined = spec.scope == "combined"
+        merged, results = merged_partials(statement, observed_rows,
+                                          self._stored(previous, statement), combined,
+                                          self.floating)
+        table = gathered(merged)
+        if table is None:
+            return None
+        seen = observation.get
+        stats, found, late = read_observed(seen)
+        if segments and not fits(found, state.largest, policy.ooo_us):
+            return None
+        ended, invoked = self._advance(state, stats)
+        marks = self._watermarks(state, invoked)
+        target = self._open_path(batch_id, statement.index)
+        parts, out_watermark, closed = self._close(
+            state, marks, ended, invoked, lambda _, st, closing: closed_in_driver(
+                st, table, merged, results, target, closing, combined))
+        if seen["malformed"]:  # the input read again for them: rare
+            parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull())
+                         .select(C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
+        parts.append(self._counts(batch.sparkSession, stats, state, marks, out_watermark, late))
+        if not seen["malformed"]:
+            self.counts["step_rows"] = closed  # the writer's rows: the windows closed
+        self._save(state, batch_id)
+        return _union(parts, self.out_schema)
 
     def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
                carried: bool) -> DataFrame:
@@ -386,6 +418,14 @@ class NativeStep:
                        "marks": [marks_text] if marks_text is not None else [],
                        "late_sample": late}
         return row
+
+
+def _union(parts: list, schema: T.StructType) -> DataFrame:
+    stepped = None
+    for part in parts:
+        conformed = conform(part, schema)
+        stepped = conformed if stepped is None else stepped.unionByName(conformed)
+    return stepped
 
 
 def _batch_of(path: Path) -> int:

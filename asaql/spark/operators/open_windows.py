@@ -49,6 +49,17 @@ def window_statement(st, rows: DataFrame, stored: Path | None, target: Path,
     `stored`, the open windows' partials of the micro-batch before (None: none); `target`, where
     this micro-batch's open windows go; `closing`, each scope's watermark ('*' combined);
     `cached`, where a frame kept for the writer's pass is added (released after it)."""
+    merged, results = merged_partials(st, rows, stored, combined, floating)
+    table = gathered(merged)
+    if table is not None:
+        return closed_in_driver(st, table, merged, results, target, closing, combined)
+    return _close_in_spark(st, merged, results, target, closing, combined, cached)
+
+
+def merged_partials(st, rows: DataFrame, stored: Path | None, combined: bool,
+                    floating: frozenset) -> tuple[DataFrame, list]:
+    """The statement's partials of this micro-batch merged with the stored ones, per (scope,
+    window end, group); and the result columns a closed window's row is made of."""
     events = _window_events(st, rows, combined)
     keys = ["_scope", "_end", *dict.fromkeys(st.groups)]
     partials = events.groupBy(*keys).agg(*partial_columns(st, floating))
@@ -59,10 +70,13 @@ def window_statement(st, rows: DataFrame, stored: Path | None, target: Path,
     results = [F.col(g).alias(r) for g, r in zip(st.groups, st.result_groups)] + \
         [finished(a, i, floating).alias(r)
          for i, (a, r) in enumerate(zip(st.aggregates, st.result_aggregates))]
-    done = _close_in_driver(st, merged, results, target, closing, combined)
-    if done is not None:
-        return done
-    return _close_in_spark(st, merged, results, target, closing, combined, cached)
+    return merged, results
+
+
+def gathered(merged: DataFrame) -> pa.Table | None:
+    """The merged partials in the driver (one Spark job), or None beyond DRIVER_PARTIALS."""
+    table = merged.limit(DRIVER_PARTIALS + 1).toArrow()
+    return None if table.num_rows > DRIVER_PARTIALS else table
 
 
 def _window_events(st, rows: DataFrame, combined: bool) -> DataFrame:
@@ -98,14 +112,12 @@ def _result_frame(st, closed: DataFrame, results: list) -> DataFrame:
         *results)
 
 
-def _close_in_driver(st, merged: DataFrame, results: list, target: Path, closing: dict,
-                     combined: bool) -> Closed | None:
-    """The split in the driver, from the merged partials as Arrow (one Spark job); None when
-    there are more than DRIVER_PARTIALS of them (nothing written then)."""
+def closed_in_driver(st, table: pa.Table, merged: DataFrame, results: list, target: Path,
+                     closing: dict, combined: bool) -> Closed:
+    """The split of the `gathered` partials in the driver: the open ones written, the closed
+    ones' rows as a local table (the finishing expressions, exact sums' values, stay Spark's:
+    over a local table they run without a job)."""
     spark = merged.sparkSession
-    table = merged.limit(DRIVER_PARTIALS + 1).toArrow()
-    if table.num_rows > DRIVER_PARTIALS:
-        return None
     scopes, ends = table.column("_scope").to_pylist(), table.column("_end").to_pylist()
     dues = [closing.get("*") if combined else closing.get(scope) for scope in scopes]
     mask = [due is not None and end < due for end, due in zip(ends, dues)]
@@ -116,7 +128,6 @@ def _close_in_driver(st, merged: DataFrame, results: list, target: Path, closing
     chosen = pa.array(mask, pa.bool_())
     _write_open(table.filter(pc.invert(chosen)), target)
     closed = table.filter(chosen)
-    # the finishing expressions (exact sums' values) stay Spark's: over a local table, no job
     local = spark.createDataFrame(closed, schema=merged.schema) if closed.num_rows else \
         spark.createDataFrame([], merged.schema)
     return Closed(_result_frame(st, local, results), table.num_rows - closed.num_rows,

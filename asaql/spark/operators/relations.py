@@ -31,7 +31,8 @@ from asaql.spark.lowering.windowing import (
     WindowedStatement, is_windowed, prepare, split_windowed,
 )
 from asaql.spark.operators.joins import JoinGroup, join_stream
-from asaql.spark.operators.native_step import NativeStep, floating_columns, native_reason
+from asaql.spark.operators.native_coverage import floating_columns, native_reason
+from asaql.spark.operators.native_step import NativeStep
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.sources.declared_schema import declared_struct
 from asaql.spark.sources.step_input import (

@@ -131,9 +131,13 @@ def before_order() -> list[Column]:
     them on the pass that fills the cache, before the out-of-order rule: all but its two
     counts (`order_flags`)."""
     return [grouped(STATS, [F.col(C.BUCKET), F.col(C.KEY)], _stat_values(False)).alias("stats"),
-            _first_late(),
-            F.sum(F.when(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull(), 1)
-                  .otherwise(0)).alias("malformed")]
+            _first_late(), malformed_count()]
+
+
+def malformed_count() -> Column:
+    """The malformed records among the rows, as an aggregate named `malformed`."""
+    return F.sum(F.when(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull(), 1)
+                 .otherwise(0)).alias("malformed")
 
 
 def order_flags() -> list[Column]:
