@@ -1,7 +1,8 @@
 """Kill -9 and restart on the checkpoint: the outputs of an uninterrupted run, 0 lost,
 0 duplicated, for a pass-through, windows, a stream–stream join and a stage, each to a `.jsonl`
 file and to a folder, in CSV and Parquet too (files and folders), the native step's one pass
-(counts settled after the writer's pass) into a `.jsonl` file, and the errors file and the
+(counts settled after the writer's pass) and the windows' one pass (one windowed statement,
+its partials merged in the driver) into `.jsonl` files, and the errors file and the
 record accounting (tests/kill_restart.py; many kills: tests/kill_restart_soak.py). Set
 ASAQL_KILL_SEED to replay a failure.
 
@@ -37,12 +38,16 @@ SELECT * INTO pass_parquet_folder FROM readings
 SELECT id, dev, System.Timestamp() AS ts INTO fused_file FROM readings TIMESTAMP BY t OVER dev
 SELECT dev, COUNT(*) AS n, System.Timestamp() AS WindowEnd INTO win_csv_folder
 FROM readings TIMESTAMP BY t GROUP BY dev, TumblingWindow(second, 30)
+SELECT dev, COUNT(*) AS n, MAX(id) AS last, System.Timestamp() AS WindowEnd INTO fused_win
+FROM readings TIMESTAMP BY DATEADD(millisecond, 0, t) GROUP BY dev, TumblingWindow(second, 20)
 """
 FORMAT_OUTPUTS = {"pass_csv": "pass.csv", "pass_parquet": "pass.parquet",
                   "win_csv": "win.csv", "win_parquet": "win.parquet",
                   "pass_parquet_folder": "pass_parquet_folder",
                   # the native step's one pass (no windows in its query: OVER dev), a file
                   "fused_file": "fused.jsonl",
+                  # one windowed statement on a source of its own: the windows' one pass
+                  "fused_win": "fused_win.jsonl",
                   "win_csv_folder": "win_csv_folder"}
 # folder outputs in CSV and Parquet (asaql/spark/sinks/folder_formats.py)
 FOLDER_FORMATS = {"pass_parquet_folder": "parquet", "win_csv_folder": "csv"}
