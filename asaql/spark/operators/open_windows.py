@@ -50,6 +50,8 @@ def window_statement(st, rows: DataFrame, stored: Path | None, target: Path,
     this micro-batch's open windows go; `closing`, each scope's watermark ('*' combined);
     `cached`, where a frame kept for the writer's pass is added (released after it)."""
     merged, results = merged_partials(st, rows, stored, combined, floating)
+    merged = merged.persist()  # beyond DRIVER_PARTIALS, the Spark operators read it again
+    cached.append(merged)
     table = gathered(merged)
     if table is not None:
         return closed_in_driver(st, table, merged, results, target, closing, combined)
@@ -153,7 +155,7 @@ def _close_in_spark(st, merged: DataFrame, results: list, target: Path, closing:
         merged = merged.withColumn("_due", F.lit(closing.get("*", NONE)).cast("long"))
     else:
         merged = with_key_values(merged, "_scope", "_due", closing, extremes=True)
-    merged = merged.persist()
+    merged = merged.persist()  # the summary, the open windows' write and the writer read it
     cached.append(merged)
     closes = F.coalesce(F.col("_end") < F.col("_due"), F.lit(False))
     summary = merged.groupBy("_scope").agg(
