@@ -32,6 +32,12 @@ def _as_spark_kafka_source(spark, messages):
     return spark.createDataFrame(rows, SPARK_KAFKA_SCHEMA)
 
 
+def _rows(batches) -> list[tuple]:
+    """The source's Arrow batches as the rows Spark collects (a map as a dict)."""
+    return [tuple(dict(value) if isinstance(value, list) else value for value in row.values())
+            for batch in batches for row in batch.to_pylist()]
+
+
 def test_spark_kafka_rows_become_the_records_asaqls_source_reads(spark, kafka_broker, tmp_path):
     kafka_broker.create_topic("connector", 2)
     from confluent_kafka import Producer
@@ -51,10 +57,11 @@ def test_spark_kafka_rows_become_the_records_asaqls_source_reads(spark, kafka_br
                                         str(tmp_path), "earliest", False)["input"])
     reader = KafkaStreamReader(options)
     ends = {n: 1 + max(m.offset() for m in messages if m.partition() == n) for n in (0, 1)}
-    # Spark gives session-time (UTC) datetimes without a zone
+    # Spark gives session-time (UTC) datetimes without a zone; the source gives Arrow batches
     from_asaql_source = sorted((file, arrival.replace(tzinfo=None), *rest)
                                for n in (0, 1)
-                               for file, arrival, *rest in reader.read(_Range(n, 0, ends[n])))
+                               for file, arrival, *rest in _rows(reader.read(_Range(n, 0,
+                                                                                    ends[n]))))
     assert len(from_spark_shape) == len(RECORDS)
     assert from_spark_shape == from_asaql_source
     texts = {row[3] for row in from_spark_shape}
