@@ -21,6 +21,7 @@ from asaql.inputs.formats import SUFFIXES, InputFormat, json_records, records
 from asaql.runtime import columns as C
 from asaql.spark.sources.blob_paths import input_place
 from asaql.spark.sources.control import CONTROL_FOLDER
+from asaql.spark.sources.read_limits import trigger_limit
 
 PROBLEM = "_asaql_problem"
 LINES_SCHEMA = T.StructType([
@@ -79,9 +80,8 @@ def stream_lines(spark: SparkSession, path: str, control: str, fmt: InputFormat,
                  max_files_per_trigger: int | None, escape) -> DataFrame:
     """The records of a streaming input in format `fmt`, with its control records: a file of
     any name, or a folder's files with the format's extensions."""
-    reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE)
-    if max_files_per_trigger:
-        reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
+    reader = spark.readStream.format("binaryFile").schema(_BINARY_FILE) \
+        .options(**trigger_limit(max_files_per_trigger))
     p = Path(path).resolve()
     patterns = [escape(p.name)] if p.is_file() else [f"*{suffix}" for suffix in SUFFIXES[fmt.name]]
     names = "{" + ",".join([*patterns, "*.jsonl"]) + "}"

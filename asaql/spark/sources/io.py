@@ -22,6 +22,7 @@ from asaql.inputs.formats import InputFormat, resolve_format, sample_records
 from asaql.inputs.records import MAX_DEPTH, json_file_records
 from asaql.runtime import columns as C
 from asaql.spark.sources.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
+from asaql.spark.sources.read_limits import trigger_limit
 from asaql.spark.sources.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
                                        stream_lines)
 from asaql.spark.sources.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
@@ -235,8 +236,8 @@ def read_events(
         return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                               listed=listed)
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
-    if max_files_per_trigger and not batch:
-        reader = reader.option("maxFilesPerTrigger", int(max_files_per_trigger))
+    if not batch:
+        reader = reader.options(**trigger_limit(max_files_per_trigger))
     p = Path(path).resolve()
     names = f"{{{_glob_escape(p.name)},*.jsonl}}" if p.is_file() else "*.{jsonl,json}"
     # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
