@@ -41,8 +41,8 @@ from asaql.spark.operators.arrival_segments import (
 from asaql.spark.operators.native_state import NativeState, advance_clock
 from asaql.spark.operators.step_frames import conform, known, with_key_values
 from asaql.spark.operators.step_stats import (
-    before_order, late_sample, malformed_count, observed, order_flags, read_observed,
-    segment_columns, stats_columns,
+    before_order, late_sample, malformed, malformed_count, observed, order_flags,
+    read_observed, segment_columns, stats_columns,
 )
 from asaql.spark.operators.open_windows import (
     closed_in_driver, gathered, merged_partials, window_statement,
@@ -131,8 +131,7 @@ class NativeStep:
                 *spec.event_columns, F.timestamp_micros("_ts").alias(C.SYSTEM_TIMESTAMP),
                 F.col("_flags").alias(C.FLAGS), F.lit(C.EVENT).alias(C.ROW_KIND)))
         if seen is None or seen["malformed"]:  # else no pass over the rows for none
-            parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull())
-                         .select(C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
+            parts.append(_malformed_rows(rows))
         out_watermark = closed = None
         if ordered:
             def close(number, statement, closing):
@@ -227,8 +226,7 @@ class NativeStep:
             state, marks, ended, invoked, lambda _, st, closing: closed_in_driver(
                 st, table, merged, results, target, closing, combined))
         if seen["malformed"]:  # the input read again for them: rare
-            parts.append(rows.where(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull())
-                         .select(C.FILE, C.LINE, C.ERROR, C.RAW, F.lit(C.EVENT).alias(C.ROW_KIND)))
+            parts.append(_malformed_rows(rows))
         parts.append(self._counts(batch.sparkSession, stats, state, marks, out_watermark, late))
         if not seen["malformed"]:
             self.counts["step_rows"] = closed  # the writer's rows: the windows closed
@@ -252,7 +250,7 @@ class NativeStep:
         self.counts = None
         accepted = F.col("_accepted")
         shared = (C.FILE, C.LINE)
-        kept = rows.where(accepted | (F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull()))
+        kept = rows.where(accepted | malformed())
         return conform(kept.select(
             *[F.col(c) if c in shared else F.when(accepted, F.col(c)).alias(c)
               for c in dict.fromkeys((*self.spec.event_columns, *shared))],
@@ -418,6 +416,12 @@ class NativeStep:
                        "marks": [marks_text] if marks_text is not None else [],
                        "late_sample": late}
         return row
+
+
+def _malformed_rows(rows: DataFrame) -> DataFrame:
+    """The micro-batch's malformed records, as the step's output rows give them."""
+    return rows.where(malformed()).select(C.FILE, C.LINE, C.ERROR, C.RAW,
+                                          F.lit(C.EVENT).alias(C.ROW_KIND))
 
 
 def _union(parts: list, schema: T.StructType) -> DataFrame:

@@ -134,10 +134,14 @@ def before_order() -> list[Column]:
             _first_late(), malformed_count()]
 
 
+def malformed() -> Column:
+    """A malformed record: a reason, and no control record."""
+    return F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull()
+
+
 def malformed_count() -> Column:
     """The malformed records among the rows, as an aggregate named `malformed`."""
-    return F.sum(F.when(F.col(C.ERROR).isNotNull() & F.col(C.CONTROL).isNull(), 1)
-                 .otherwise(0)).alias("malformed")
+    return F.sum(F.when(malformed(), 1).otherwise(0)).alias("malformed")
 
 
 def order_flags() -> list[Column]:
