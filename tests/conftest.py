@@ -31,3 +31,13 @@ def kafka_broker(tmp_path_factory):
 
     with running_broker(tmp_path_factory.mktemp("broker") / "broker.log") as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server on loopback for the session (tests/postgres_server.py)."""
+    from postgres_server import start_postgres
+
+    server = start_postgres()
+    yield server
+    server.stop()

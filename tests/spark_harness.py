@@ -46,7 +46,9 @@ def spark_session():
     """The local session every Spark test shares (2 cores, as CI), with TEST_CONF."""
     from asaql.spark.session.builder import build_session
 
-    session = build_session("local[2]")
+    # Debian's PostgreSQL JDBC driver, for the database outputs' tests (tests/database)
+    jdbc = tuple(jar for jar in ("/usr/share/java/postgresql.jar",) if os.path.exists(jar))
+    session = build_session("local[2]", jars=jdbc)
     for key, value in TEST_CONF.items():
         session.conf.set(key, value)
     return session

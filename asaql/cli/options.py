@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from asaql.plan.policy import EventOrderingPolicy
@@ -186,13 +188,35 @@ def schema_reporter(compiled, where: dict):
 
 
 def output_targets(outputs, kafka_config: str | None = None) -> dict:
-    """--output ALIAS=PATH → alias → path, or the topic of a kafka:// address or an Event Hubs
-    connection string."""
+    """--output ALIAS=PATH → alias → path, the topic of a kafka:// address or an Event Hubs
+    connection string, or the table of a postgresql:// or jdbc: location."""
     from asaql.kafka.endpoints import is_kafka_location, kafka_topic
+    from asaql.outputs.database import database_table, is_database_location
 
     given = pairs(outputs, "--output", False)
     return {alias.strip(): kafka_topic(value, kafka_config) if is_kafka_location(value)
-            else value for alias, value in given.items()}
+            else database_table(value, f"--output {alias.strip()}")
+            if is_database_location(value) else value for alias, value in given.items()}
+
+
+def driver_jars(given: str | None, outputs) -> tuple[str, ...]:
+    """--jars, and the JDBC driver Debian installs for a database output's kind when --jars
+    has none for it."""
+    from asaql.outputs.database import DEBIAN_JARS, DatabaseTable
+
+    jars = [jar.strip() for jar in (given or "").split(",") if jar.strip()]
+    for target in outputs:
+        if isinstance(target, DatabaseTable):
+            found = DEBIAN_JARS.get(target.subprotocol)
+            if not given and found and os.path.exists(found) and found not in jars:
+                jars.append(found)
+    return tuple(jars)
+
+
+def is_database(target) -> bool:
+    from asaql.outputs.database import DatabaseTable
+
+    return isinstance(target, DatabaseTable)
 
 
 def is_topic(target) -> bool:

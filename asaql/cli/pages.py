@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from asaql.cli.options import OneLineError, is_topic
+from asaql.cli.options import OneLineError, is_database, is_topic
 
 
 def endpoints(inputs: dict, input_formats: dict, references: dict, outputs: dict,
@@ -25,6 +25,8 @@ def endpoints(inputs: dict, input_formats: dict, references: dict, outputs: dict
         if is_topic(target):
             return f"topic {target.topic} at {target.bootstrap}" + (
                 f" · {declared}" if declared else "")
+        if is_database(target):  # never its password: the table, database, server
+            return f"table {target.table} · database {target.database} at {target.host}"
         fmt = declared or format_of_file(target) or default
         return f"{Path(str(target)).name} · {fmt}"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from asaql.cli.help import SectionedCommand
-from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file, input_paths, pairs, policy_from,
+from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file, driver_jars,
+                               input_paths, pairs, policy_from,
                                is_topic, output_targets, policy_options, reference_names,
                                report_findings, schema_reporter, start_position)
 from asaql.inputs.path_pattern import parse_path_pattern
@@ -31,13 +32,13 @@ SECTIONS = (
     ("Inputs and outputs", ("inputs", "outputs", "references", "input_formats",
                             "output_formats", "functions_dir", "local")),
     POLICY_SECTION,
-    ("Bad data", ("errors_path", "on_data_error")),
+    ("Bad data", ("errors_path", "on_data_error", "output_error_policy")),
     ("Live runs and restarts", ("follow", "checkpoint", "max_files_per_trigger")),
     ("Topics (Kafka, Event Hubs)", ("kafka_config", "start", "kafka_group",
                                     "max_events_per_trigger", "partition_keys")),
     ("Folders as Blob containers", ("input_patterns", "path_patterns")),
     ("Pages and metrics", ("ui", "report_path", "metrics_path")),
-    ("Where Spark runs", ("master", "remote")),
+    ("Where Spark runs", ("master", "remote", "jars")),
     ("Advanced", ("engine", "step", "kafka_connector", "verbose", "help")),
 )
 
@@ -70,7 +71,9 @@ SECTIONS = (
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
               help="Where an INTO alias goes: PATH.jsonl, .csv, .json (an array) or .parquet "
                    "is one file, any other PATH a folder of part files (--output-format), "
-                   "kafka://HOST:PORT/TOPIC (or an Event Hubs connection string) a topic.")
+                   "kafka://HOST:PORT/TOPIC (or an Event Hubs connection string) a topic, "
+                   "postgresql://USER@HOST:PORT/DATABASE/TABLE (or a JDBC URL with table=NAME) "
+                   "a database table (its password from PGPASSWORD or ~/.pgpass).")
 @click.option("--output-format", "output_formats", multiple=True, metavar="ALIAS=FORMAT",
               help="A folder output's part files: json (JSON lines, the default), csv (a "
                    "header in each part) or parquet.")
@@ -110,6 +113,16 @@ SECTIONS = (
                    "take, a JavaScript function that throws): stop the run at its micro-batch, "
                    "publishing none of it, as ASA stops the job; or drop the row into the "
                    "errors file and go on.")
+@click.option("--output-error-policy", "output_error_policy",
+              type=click.Choice(["retry", "drop"]), default="retry", show_default=True,
+              help="A row a database output's table refuses (a value too long, a NULL into NOT "
+                   "NULL, a key already there): retry (ASA's default) writes none of its "
+                   "micro-batch and stops the run with the reason, to be run again once the "
+                   "table is changed; drop sets the row aside in the errors file and goes on.")
+@click.option("--jars", "jars", metavar="JAR[,JAR…]",
+              help="Jars for Spark's driver and executors: a database output's JDBC driver "
+                   "(Debian's PostgreSQL driver, /usr/share/java/postgresql.jar, is found "
+                   "without it).")
 @click.option("--reference", "references", multiple=True, metavar="ALIAS=PATH", help=REFERENCE_HELP)
 @click.option("--local", is_flag=True,
               help="A project: read every input from its local stand-in (Inputs/local_*.json).")
@@ -135,7 +148,8 @@ SECTIONS = (
 def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka_group,
         kafka_connector, outputs, output_formats, path_patterns, partition_keys, late, ooo, early,
         action, job_config, metrics_path, checkpoint, follow, master, remote,
-        max_files_per_trigger, max_events_per_trigger, errors_path, on_data_error, references, local,
+        max_files_per_trigger, max_events_per_trigger, errors_path, on_data_error,
+        output_error_policy, jars, references, local,
         step,
         engine, functions_dir, ui, report_path,
         verbose) -> None:
@@ -207,6 +221,7 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
                          output_path_patterns=given.output_path_patterns,
                          kafka_group=kafka_group, kafka_connector=kafka_connector,
                          step=step or DEFAULT_STEP, engine=engine, on_data_error=on_data_error,
+                         output_error_policy=output_error_policy,
                          # a late input event, a partition not progressing: with a page or not
                          diagnostics=sys.stderr,
                          functions=job_functions(functions_dir, project),
@@ -224,7 +239,8 @@ def run(query, inputs, input_formats, input_patterns, kafka_config, start, kafka
                        given.output_formats)
     with watched(compiled, options, engine, places, Path(query).name, ui,
                  report_path) as finished:
-        spark = build_session(master, spark_log=default_spark_log(), remote=remote)
+        spark = build_session(master, spark_log=default_spark_log(), remote=remote,
+                              jars=driver_jars(jars, options.outputs.values()))
         counts = run_query(compiled, options, spark=spark)
         summary = _summary(counts, errors_path)
         click.echo(summary, err=True)
@@ -268,7 +284,9 @@ def _summary(counts, errors_path: str) -> str:
             f"{counts.dropped} dropped, {counts.malformed} malformed")
     if counts.failed:
         text += f", {counts.failed} data error{'s' if counts.failed > 1 else ''}"
-    if counts.malformed or counts.failed:
+    if counts.rejected:
+        text += f", {counts.rejected} refused by an output's table"
+    if counts.malformed or counts.failed or counts.rejected:
         text += f" (set aside in {errors_path})"
     text += (f"; {counts.read} events read = {counts.accepted} accepted + {counts.dropped} "
              f"dropped + {counts.malformed} malformed")

@@ -15,6 +15,7 @@ from asaql.compiler.pipeline import CompiledQuery
 from asaql.errors import ConfigurationError
 from asaql.inputs.formats import parse_input_format
 from asaql.kafka.endpoints import KafkaTopic
+from asaql.outputs.database import DatabaseTable
 from asaql.inputs.locations import local_path
 from asaql.inputs.files import patterned
 from asaql.outputs.paths import (
@@ -33,7 +34,8 @@ DEFAULT_STEP = "native"
 @dataclass
 class RunOptions:
     inputs: dict[str, str | KafkaTopic]       # input alias → file or folder, or a topic
-    outputs: dict[str, str | KafkaTopic | None]  # output alias → path or topic; None: stdout
+    # output alias → path, topic or database table; None: stdout
+    outputs: dict[str, str | KafkaTopic | DatabaseTable | None]
     checkpoint: str | None = None
     follow: bool = False
     max_files_per_trigger: int | None = None
@@ -77,6 +79,9 @@ class RunOptions:
     # throws): "stop" the run at its micro-batch, publishing none of it, as ASA stops the
     # job; or "drop" the row into the errors file and go on (docs/language.md, "Data errors")
     on_data_error: str = "stop"
+    # a row a database output's table refuses: "retry" (ASA's default: the run stops, nothing of
+    # the micro-batch written) or "drop" (into the errors file; asaql/spark/sinks/database_sink.py)
+    output_error_policy: str = "retry"
 
 
 def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
@@ -124,7 +129,7 @@ def check_options(compiled: CompiledQuery, options: RunOptions) -> None:
 
             partitions(topic)  # the broker answers and the topic exists, before Spark starts
     written = {alias: path for alias, path in options.outputs.items()
-               if not isinstance(path, KafkaTopic)}
+               if not isinstance(path, (KafkaTopic, DatabaseTable))}
     check_output_formats(options.output_formats, options.outputs)
     check_path_patterns(options.output_path_patterns, options.outputs)
     check_destinations(output_destinations(written, options.errors_path,

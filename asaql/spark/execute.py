@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import sys
 import threading
@@ -27,7 +26,6 @@ from asaql.spark.sources.io import discover_partitions, infer_payload_schema
 from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
 from asaql.spark.session.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
-from asaql.spark.sinks.kafka_sink import KafkaSink
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.progress import ProgressWatcher
@@ -36,8 +34,8 @@ from asaql.spark.sinks.output_journal import last_committed_batch
 from asaql.spark.sources.reference import load_reference
 from asaql.spark.session.relay import ReportReader
 from asaql.spark.session.builder import build_session, prepare_for_run
-from asaql.spark.sinks.line_sink import LineSink
 from asaql.spark.sources.addresses import FileNames
+from asaql.spark.sinks.output_sinks import output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
 from asaql.spark.sources.source_log import forget_unplanned_files
 
@@ -63,15 +61,15 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     committed = last_committed_batch(checkpoint)
     # The appends to files are journaled in the checkpoint (exactly once across a kill).
     journals = os.path.join(checkpoint, "journals")
-    sinks = {name: _sink(options, name, checkpoint, fresh, committed)
+    errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
+                      committed, names)
+    sinks = {name: output_sink(spark, options, name, checkpoint, fresh, committed, errors)
              for name in compiled.output_names}
     # Stages: folders of the checkpoint, written by one query and read by another.
     stages = {name: stage_folder(checkpoint, name) for name in compiled.plan.stage_names}
     sinks.update({name: StageSink(folder, fresh) for name, folder in stages.items()})
     inputs = run_inputs(options, compiled.plan)
     paths = {**inputs, **stages}
-    errors = ErrorLog(options.errors_path, fresh, os.path.join(journals, "errors.jsonl"),
-                      committed, names)
     counts = RunCounts()
     listeners = tuple(getattr(options, "listeners", ()))
     # the run's diagnostics (a late input event) whoever watches it: a page or not
@@ -144,6 +142,9 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
         stop.set()
         if metrics is not None:
             metrics.close()
+        for sink in sinks.values():  # a database output's stage tables
+            if hasattr(sink, "close"):
+                sink.close()
     return counts
 
 
@@ -156,18 +157,6 @@ def _server_paths(options):
                    outputs={a: where(p) for a, p in options.outputs.items()},
                    references={a: where(p) for a, p in options.references.items()},
                    errors_path=where(options.errors_path))
-
-
-def _sink(options, name: str, checkpoint: str, fresh: bool, committed):
-    """A topic, a `.jsonl` file, a folder, or stdout; the appends to files are journaled in the
-    checkpoint (exactly once across a kill)."""
-    target = options.outputs.get(name) or options.stdout
-    if isinstance(target, KafkaTopic):
-        return KafkaSink(target, options.output_keys.get(name), checkpoint, fresh)
-    journal = os.path.join(checkpoint, "journals", f"output-{_safe(name)}.jsonl")
-    pattern = getattr(options, "output_path_patterns", {}).get(name)
-    return LineSink(target, fresh, journal, committed, options.output_formats.get(name, "json"),
-                    pattern.spark_format() if pattern is not None else None)
 
 
 def run_inputs(options, plan=None) -> dict:
@@ -190,7 +179,7 @@ def file_formats(options) -> dict:
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+    return safe_name(name)
 
 
 def stage_folder(checkpoint: str, name: str) -> str:

@@ -64,10 +64,11 @@ RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark
 
 
 def build_session(master: str | None = None, spark_log: str | None = None,
-                  remote: str | None = None) -> SparkSession:
+                  remote: str | None = None, jars: tuple[str, ...] = ()) -> SparkSession:
     """Get or create the session; the JVM's own console output goes to `spark_log` if given.
     `remote` (sc://HOST:PORT): a Spark Connect session instead (connect.py); with neither a
-    master nor a remote, SPARK_REMOTE (PySpark's variable) chooses Connect too."""
+    master nor a remote, SPARK_REMOTE (PySpark's variable) chooses Connect too. `jars`: more
+    jars for the driver and executors (a database output's JDBC driver)."""
     if remote is None and master is None:
         remote = os.environ.get("SPARK_REMOTE") or None
     if remote is not None:
@@ -92,6 +93,9 @@ def build_session(master: str | None = None, spark_log: str | None = None,
     # the JVM engine's jar and functions (asaql/jvm/engine.py): built at first use; a run whose
     # jar cannot be built says so and reads with the Python steps (jvm_functions.py)
     settings.update(session_settings(engine_jar()))
+    if jars:
+        settings["spark.jars"] = ",".join(
+            [*filter(None, [settings.get("spark.jars")]), *jars])
     for key, value in settings.items():
         builder = builder.config(key, value)
     if spark_log is not None:

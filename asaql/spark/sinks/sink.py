@@ -38,6 +38,7 @@ class RunCounts:
     out_of_order: int = 0
     dropped: int = 0
     malformed: int = 0
+    rejected: int = 0  # rows a database output's table refused (--output-error-policy drop)
     failed: int = 0  # rows a failed CAST set aside (in the errors file)
     batches: int = 0
     seconds: float = 0.0
@@ -122,6 +123,11 @@ class ErrorLog:
                                   ensure_ascii=False) + "\n" for row in rows)
         self.file.append(text, query, batch_id)
 
+    def write_entries(self, found: list[dict], query: int = 0, batch_id: int = 0) -> None:
+        """Entries made elsewhere (an output's refused rows), one JSON line each."""
+        self.file.append("".join(json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+                                 for entry in found), query, batch_id)
+
 
 @dataclass
 class BatchWriter:
@@ -154,7 +160,7 @@ class BatchWriter:
 
     def __post_init__(self):
         for lines, sink in self.outputs:
-            if isinstance(sink, LineSink):
+            if hasattr(sink, "describe"):  # the formats that need the columns, a table
                 sink.describe(lines.fields)
 
     def __call__(self, batch: DataFrame, batch_id: int, counts: dict | None = None,
@@ -216,10 +222,11 @@ class BatchWriter:
                     return False
             for publish in defer or ():
                 publish()
+            rejected = self._rejected(batch_id, rows)
             written = sum(rows.values())
             if gathered is not None:
                 written += self._write_gathered(gathered, batch_id, rows)
-            seen = {**(counts or {}), **observation.get, "outputs": rows}
+            seen = {**(counts or {}), **observation.get, "outputs": rows, "rejected": rejected}
             if self.report is None:
                 self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
             else:
@@ -231,6 +238,18 @@ class BatchWriter:
         finally:
             if cached:
                 observed.unpersist()
+
+    def _rejected(self, batch_id: int, rows: dict) -> int:
+        """The rows database outputs refused (set aside under --output-error-policy drop),
+        taken out of the outputs' counts."""
+        total = 0
+        for statement, (_, sink) in enumerate(self.outputs):
+            if hasattr(sink, "take_rejected"):
+                refused = sink.take_rejected(self.query, statement, batch_id)
+                if refused:
+                    rows[self._name(statement)] -= refused
+                    total += refused
+        return total
 
     def _name(self, statement: int) -> str:
         return self.names[statement] if statement < len(self.names) else str(statement)
@@ -335,6 +354,7 @@ class BatchWriter:
                 self.counts.out_of_order += seen.get("ooo") or 0
                 self.counts.dropped += seen.get("dropped") or 0
             self.counts.output_events += written
+            self.counts.rejected += seen.get("rejected") or 0
             self.counts.batches += 1
             if self.stateful:
                 self.counts.state_rows.append(seen.get("state") or 0)
