@@ -1,11 +1,16 @@
 """The wheel's build step: the JVM engine's jar compiled from jvm/ and shipped inside the wheel
-(`asaql/jvm/asaql-engine.jar`, with the hash of the sources it was built from). An editable
-install ships nothing: its jar is built at first use into the cache (asaql/jvm/engine.py)."""
+(`asaql/jvm/asaql-engine.jar`, with the hash of the sources it was built from). pyspark is a
+build requirement (pyproject.toml's [build-system]) for its Scala compiler, so that `pip install
+.` in a fresh environment ships the jar. When the jar cannot be built all the same (no pyspark,
+no java, the compiler failed), the wheel is built without it, with a warning: the Scala sources
+are in the wheel (asaql/jvm/src) and asaql/jvm/engine.py builds the jar from them at first use
+into the cache. An editable install ships nothing: its jar is built at first use too."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +33,8 @@ def _engine_module():
 
 def _spark_jars(engine) -> Path | None:
     """pyspark's jars: in the build environment, at $SPARK_HOME, or in the environment pip was
-    run from (an isolated build environment hides it: asked without the isolation)."""
+    run from (an isolated build environment without the build requirement hides it: asked
+    without the isolation)."""
     found = engine.pyspark_jars()
     if found is not None:
         return found
@@ -45,20 +51,46 @@ def _spark_jars(engine) -> Path | None:
 
 
 class CustomBuildHook(BuildHookInterface):
+    _out: Path | None = None
+
     def initialize(self, version: str, build_data: dict) -> None:
         if self.target_name != "wheel" or version == "editable":
             return
+        try:
+            problem = self._build(build_data)
+        except Exception as error:  # noqa: BLE001 - any failure: the wheel ships no jar
+            problem = f"{type(error).__name__}: {error}"
+        if problem:
+            self._clean()
+            reason = " ".join(problem.split())
+            self.app.display_warning(
+                f"asaql's JVM engine is not in this wheel ({reason}): it is built at first use "
+                "into ~/.cache/asaql, about 10 s")
+
+    def _build(self, build_data: dict) -> str | None:
+        """Compiles the jar and adds it to the wheel; → why it could not, or None."""
         engine = _engine_module()
+        sources = engine.sources()
+        if not sources:
+            return "the Scala sources (jvm/src/main/scala) are missing"
         jars = _spark_jars(engine)
         if jars is None:
-            raise RuntimeError("building asaql's wheel compiles its JVM engine with the Scala "
-                               "compiler in pyspark's wheel: install pyspark 4.3 first, or set "
-                               "SPARK_HOME to a Spark 4.3 with jars/scala-compiler-*.jar")
-        sources = engine.sources()
-        out = Path(tempfile.mkdtemp(prefix="asaql-wheel-jar-"))
-        problem = engine.build_jar(out / engine.JAR_NAME, sources, jars)
+            return ("no pyspark 4.3 found to compile it with: not in the build environment, "
+                    "SPARK_HOME or the environment pip runs in")
+        self._out = Path(tempfile.mkdtemp(prefix="asaql-wheel-jar-"))
+        problem = engine.build_jar(self._out / engine.JAR_NAME, sources, jars)
         if problem:
-            raise RuntimeError(f"the JVM engine's jar could not be built: {problem}")
-        (out / engine.HASH_NAME).write_text(engine.source_hash(sources, jars), encoding="utf-8")
-        build_data["force_include"][str(out / engine.JAR_NAME)] = f"asaql/jvm/{engine.JAR_NAME}"
-        build_data["force_include"][str(out / engine.HASH_NAME)] = f"asaql/jvm/{engine.HASH_NAME}"
+            return problem
+        (self._out / engine.HASH_NAME).write_text(engine.source_hash(sources, jars),
+                                                  encoding="utf-8")
+        for name in (engine.JAR_NAME, engine.HASH_NAME):
+            build_data["force_include"][str(self._out / name)] = f"asaql/jvm/{name}"
+        return None
+
+    def finalize(self, version: str, build_data: dict, artifact_path: str) -> None:
+        self._clean()  # the jar is in the wheel now
+
+    def _clean(self) -> None:
+        if self._out is not None:
+            shutil.rmtree(self._out, ignore_errors=True)
+            self._out = None
