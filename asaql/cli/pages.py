@@ -45,11 +45,22 @@ def project_places(project) -> dict[str, str]:
         name = (config.get("EventHubProperties", "EventHubName")
                 or config.get("IoTHubProperties", "IotHubNamespace")
                 or config.get("BlobStorageProperties", "Container")
-                or config.get("BlobReferenceProperties", "Container"))
+                or config.get("BlobReferenceProperties", "Container")
+                or _table_of(config))
         serialization = config.get("Serialization", "Type")
         found[alias] = " · ".join(str(x) for x in (config.get("DataSourceType"), name,
                                                    serialization) if x)
     return {alias: text for alias, text in found.items() if text}
+
+
+def _table_of(config) -> str | None:
+    """A database output's server, database and table (never its user or password)."""
+    for section in ("SQLDatabaseProperties", "PostgreSQLProperties",
+                    "PostgreSQLDatabaseProperties"):
+        table = config.get(section, "Table")
+        if table:
+            return f"{config.get(section, 'Server')}/{config.get(section, 'Database')}/{table}"
+    return None
 
 
 @contextlib.contextmanager

@@ -8,6 +8,9 @@ endpoint). What cannot be mapped is one ProjectError naming the file and the fie
   (Inputs/local_*.json, ScriptType InputMock, FilePath relative to the project folder);
   `--local` takes every input from its stand-in, as VS Code's "Use local input";
 - Event Hub outputs → their topics, with EventHubProperties.PartitionKey as the message key;
+- SQL Database and PostgreSQL outputs → their tables (asaql/outputs/database.py): Server
+  (HOST, HOST:PORT or HOST,PORT), Database, Table, User; the password never from the file:
+  PGPASSWORD or ~/.pgpass for PostgreSQL, ASAQL_DB_PASSWORD for SQL Database (jTDS);
 - Blob / ADLS Gen2 outputs → LocalRunOutputs/<alias> in the project folder: a folder of part
   files in the output's serialization (JSON lines, CSV, Parquet), laid out in the subfolders of
   its PathPattern ({date}/{time} in its DateFormat and TimeFormat, by each row's
@@ -213,6 +216,9 @@ def _output(project, config, alias, kafka_config, environ, bound: Bindings) -> N
         if key:
             bound.partition_keys[alias] = str(key)
         return
+    if kind in DATABASES:
+        bound.outputs[alias] = _database(config, alias, kind, environ)
+        return
     if kind not in STORAGE:
         raise _unmappable(config, "output", alias)
     fmt = _storage_format(config)
@@ -226,6 +232,45 @@ def _output(project, config, alias, kafka_config, environ, bound: Bindings) -> N
         bound.output_path_patterns[alias] = pattern
 
 
+def _database(config: ConfigFile, alias: str, kind: str, environ):
+    """A SQL Database or PostgreSQL output's table (its password from the environment)."""
+    from asaql.outputs.database import database_table
+
+    postgresql = "postgres" in kind
+    section = next((name for name in _DATABASE_SECTIONS
+                    if isinstance(config.get(name), dict)), None)
+    if section is None:
+        raise config.fail("DataSourceType", f"is {config.get('DataSourceType')!r}, but the file "
+                          f"has none of {', '.join(_DATABASE_SECTIONS)}")
+    found = {key: config.get(section, key) for key in ("Server", "Database", "Table", "User",
+                                                       "Port")}
+    for key in ("Server", "Database", "Table"):
+        if not isinstance(found[key], str) or not found[key].strip():
+            raise config.fail(f"{section}.{key}", f"is missing: output '{alias}' needs it")
+    if config.get(section, "Password"):
+        raise config.fail(f"{section}.Password", "is set: asaql takes a database's password "
+                          "from the environment (PGPASSWORD, ~/.pgpass; ASAQL_DB_PASSWORD), "
+                          "never from a file it may show")
+    server = found["Server"].strip().replace(",", ":")
+    host, _, port = server.partition(":")
+    port = str(found["Port"] or port or ("5432" if postgresql else "1433"))
+    user = found["User"] or ""
+    if postgresql:
+        location = (f"postgresql://{user + '@' if user else ''}{host}:{port}/"
+                    f"{found['Database']}/{found['Table']}")
+    else:  # Azure SQL Database / SQL Server through Debian's jTDS driver
+        location = (f"jdbc:jtds:sqlserver://{host}:{port}/{found['Database']};"
+                    + (f"user={user};" if user else "") + f"table={found['Table']}")
+    try:
+        return database_table(location, f"output '{alias}'", environ)
+    except ConfigurationError as error:
+        raise config.fail(section, error.message) from None
+
+
+DATABASES = ("sql database", "azure sql database", "postgresql", "azure database for postgresql",
+             "postgresql database")
+_DATABASE_SECTIONS = ("SQLDatabaseProperties", "PostgreSQLProperties",
+                      "PostgreSQLDatabaseProperties")
 _STORAGE_SECTIONS = ("BlobStorageProperties", "DataLakeStorageGen2Properties",
                      "AzureDataLakeStoreProperties")
 
@@ -263,7 +308,7 @@ def _unmappable(config: ConfigFile, what: str, alias: str):
     option = {"input": "--input", "reference": "--reference", "output": "--output"}[what]
     kinds = {"input": "Event Hub, IoT Hub and Blob/ADLS Gen2 inputs",
              "reference": "Blob/ADLS Gen2 reference data",
-             "output": "Event Hub and Blob/ADLS Gen2 outputs"}[what]
+             "output": "Event Hub, Blob/ADLS Gen2, SQL Database and PostgreSQL outputs"}[what]
     return config.fail("DataSourceType", (
         f"is {config.get('DataSourceType')!r}: asaql maps {kinds}; give {option} {alias}=... "
         "for a local stand-in"))

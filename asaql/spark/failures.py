@@ -68,6 +68,12 @@ def describe(error: BaseException) -> SparkFailure:
                             "ran out of memory)", _MEMORY_TODO, detail)
     if "OutOfMemoryError" in text or "Java heap space" in text:
         return SparkFailure("Spark ran out of memory", _MEMORY_TODO, detail)
+    database = _DATABASE_OUTPUT.findall(text)
+    if database:  # a database output said why (asaql/spark/sinks/database_sink.py)
+        return SparkFailure("writing a database output failed", "the reason above says what "
+                            "to change; a run again with the same --checkpoint resumes at the "
+                            "micro-batch that was not written (nothing is written twice)",
+                            database[-1].strip())
     if "CHECKPOINT" in text or "checkpoint" in detail.lower() or "HDFSMetadataLog" in text:
         return SparkFailure(
             "the checkpoint cannot be used", "restore the checkpoint folder, or run with a new "
@@ -109,6 +115,7 @@ def render(error: BaseException, log_path: str, statements: list[str] = ()) -> s
     return "\n".join(lines)
 
 
+_DATABASE_OUTPUT = re.compile(r"^asaql\.spark\.[\w.]*DatabaseOutputError: (.+)$", re.M)
 _DATA_ERROR_STOP = re.compile(r"^asaql\.spark\.[\w.]*DataErrorStop: (\{.*\})$", re.M)
 _WHERE_IN_QUERY = re.compile(r" \(line (\d+), column (\d+)\)$")
 

@@ -78,6 +78,10 @@ class DatabaseSink:
         key = (query, statement, batch_id)
         done = self._recorded(key)
         if done is not None:  # replayed after a kill: in the table already
+            # the pass still runs (into Spark's no-op sink): what is observed on it (the
+            # writer's counts, the fused step's statistics) comes from it
+            batch.select(F.explode(entries(0, lines))).write.format("noop") \
+                .mode("overwrite").save()
             rows, refused = done
             publish = lambda: self._set_aside(key, refused)  # noqa: E731
         else:
@@ -113,14 +117,16 @@ class DatabaseSink:
         self._stages.add(stage)
         rows = observation.get.get("rows") or 0
         columns = [column for _, column in matched]
+        names = [f.name for f, _ in matched]
 
         def publish() -> None:
-            refused = self._with_retries(lambda: self._commit(key, stage, columns, rows))
+            refused = self._with_retries(lambda: self._commit(key, stage, columns, names, rows))
             self._set_aside(key, refused)
 
         return rows, publish
 
-    def _commit(self, key: tuple, stage: str, columns: list[TableColumn], rows: int) -> list:
+    def _commit(self, key: tuple, stage: str, columns: list[TableColumn], names: list[str],
+                rows: int) -> list:
         """Moves the stage's rows into the table and records the micro-batch, in one
         transaction; → the rows refused (under `drop`)."""
         with self.lock:
@@ -139,12 +145,12 @@ class DatabaseSink:
                 state, reason = _sql_state(error), self.table.redact(_sql_message(error))
                 if _transient(state) or self.policy != "drop" or not _refused(state):
                     raise self._failure(key, state, reason) from None
-                refused = self._halving(connection, move, stage, columns)
+                refused = self._halving(connection, move, stage, names)
             self._record(connection, key, rows - len(refused), refused)
             connection.commit()
             return refused
 
-    def _halving(self, connection, move: str, stage: str, columns: list) -> list:
+    def _halving(self, connection, move: str, stage: str, names: list[str]) -> list:
         """The stage's rows in ranges of their ids, each tried under a savepoint: a range the
         table refuses is halved until the refused rows are alone; → [(row, reason)]."""
         statement = connection.createStatement()
@@ -164,22 +170,26 @@ class DatabaseSink:
                 connection.rollback(savepoint)
                 reason = self.table.redact(_sql_message(error))
             if first == last:
-                refused.append((self._stage_row(statement, stage, columns, first), reason))
+                refused.append((self._stage_row(statement, stage, names, first), reason))
                 continue
             middle = first + (last - first) // 2
             pending.extend([(middle + 1, last), (first, middle)])
         return refused
 
-    def _stage_row(self, statement, stage: str, columns: list, row_id: int) -> dict:
+    def _stage_row(self, statement, stage: str, names: list[str], row_id: int) -> dict:
+        """A refused row as the query wrote it: its columns' names, datetimes as ASA's text."""
         result = statement.executeQuery(f"SELECT * FROM {quoted(self.table, stage)} "
                                         f"WHERE {ROW_ID} = {row_id}")
         if not result.next():
             return {}
         values = {}
-        for index, column in enumerate(columns):
+        for index, name in enumerate(names):
             value = result.getObject(index + 1)
-            values[column.name] = value if value is None or isinstance(
-                value, (bool, int, float, str)) else str(value.toString())
+            if value is not None and not isinstance(value, (bool, int, float, str)):
+                text = str(value.toString())  # a java.sql.Timestamp: the UTC time
+                value = text.replace(" ", "T") + "Z" if re.fullmatch(
+                    r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d+)?", text) else text
+            values[name] = value
         return values
 
     def _set_aside(self, key: tuple, refused: list) -> None:
