@@ -88,7 +88,8 @@ Examples:
               help="html: the job diagram as one self-contained page (no network needed); "
                    "select a box for its plan and watermark.")
 @click.option("--output", "outputs", multiple=True, metavar="ALIAS=PATH",
-              help="With --format html: where an output goes, shown on its box.")
+              help="Where an output goes: shown on its box (--format html), listed under the plan "
+                   "(text).")
 @click.option("--spark", "with_spark", is_flag=True,
               help="Add Spark's own plan of each streaming query (starts Spark; needs --input).")
 @click.option("--input", "inputs", multiple=True, metavar="ALIAS=PATH",
@@ -126,6 +127,13 @@ def explain(query, late, ooo, early, action, job_config, references, output_form
         click.echo(json.dumps(data, indent=2))
         return
     click.echo(explain_plan(compiled.plan, reader))
+    if outputs:  # where each output goes: a file, a topic, a table (never a password)
+        from asaql.cli.options import output_targets
+        from asaql.cli.pages import endpoints
+
+        places = endpoints({}, {}, {}, output_targets(outputs), {})
+        click.echo("\n".join(["", "Outputs:"] + [f"  {alias} → {place}"
+                                                  for alias, place in places.items()]))
     for name, text in (spark_plans or {}).items():
         click.echo(f"\n== Spark plan of the streaming query of {name} ==\n{text.rstrip()}")
 
