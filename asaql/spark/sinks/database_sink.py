@@ -9,7 +9,7 @@ table refuses (a value too long, a NULL into NOT NULL, a number out of range, a 
 there) follow `--output-error-policy`: `drop` sets each aside in the errors file with the
 database's reason (found by halving the micro-batch's rows until the refused ones are alone);
 `retry`, ASA's default, writes nothing of the micro-batch and stops the run with the reason
-(docs/outputs.md, "Database tables")."""
+(docs/databases.md)."""
 
 from __future__ import annotations
 
