@@ -295,9 +295,11 @@ class DatabaseSink:
                     raise
             except Exception as error:  # noqa: BLE001 (Spark's job failed)
                 text = self.table.redact(_sql_message(error))
-                if not _transient_text(text) or time.monotonic() - started > RETRY_SECONDS:
-                    raise DatabaseOutputError(
-                        f"writing output '{self.alias}' ({self.table}) failed: {text}") from None
+                if not _transient_text(text):
+                    raise  # not the database's: Spark's own failure, as any output's
+                if time.monotonic() - started > RETRY_SECONDS:
+                    raise DatabaseOutputError(f"output '{self.alias}' ({self.table}): the "
+                                              f"database could not be reached: {text}") from None
             with self.lock:
                 self._connection = None
             time.sleep(pause)
