@@ -234,6 +234,27 @@ def test_rows_the_table_refuses_stop_the_run_or_are_set_aside(spark, pg, tmp_pat
     assert f"{len(hot)} refused by an output's table" in said
 
 
+def test_a_value_too_long_a_null_into_not_null_and_a_number_out_of_range_are_each_refused(
+        spark, pg, tmp_path):
+    events = [{"id": 1, "name": "short"}, {"id": 2, "name": "far too long a name"},
+              {"id": 3, "name": None}, {"id": 99_999_999_999, "name": "big"},
+              {"id": 5, "name": "fine"}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (tmp_path / "q.sql").write_text("SELECT id, name INTO out FROM input")
+    table = fresh_table(pg, "id integer, name varchar(8) NOT NULL", "kinds")
+    code, said = run(str(tmp_path / "q.sql"), "--input", str(tmp_path / "in.jsonl"),
+                     "--output", f"out={pg.table(table)}", "--errors",
+                     str(tmp_path / "errors.jsonl"), "--output-error-policy", "drop")
+    assert code == 0, said
+    assert sorted(pg.execute(f"SELECT id, name FROM {table}")) == [(1, "short"), (5, "fine")]
+    reasons = {entry["row"]["id"]: entry["reason"] for entry in map(
+        json.loads, (tmp_path / "errors.jsonl").read_text().splitlines())}
+    assert set(reasons) == {2, 3, 99_999_999_999}
+    assert "value too long" in reasons[2] and "null value" in reasons[3]
+    assert "out of range" in reasons[99_999_999_999]
+    assert "2 output events" in said and "3 refused by an output's table" in said
+
+
 def test_a_project_with_a_postgresql_output(spark, pg, tmp_path):
     project = tmp_path / "project"
     shutil.copytree(SAMPLES / "asa_project", project)
