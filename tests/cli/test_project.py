@@ -111,10 +111,10 @@ def run_fails(project: Path, *extra: str, env: dict | None = None) -> str:
 
 
 def test_an_output_that_cannot_be_mapped_is_one_line_naming_file_and_field(tmp_path):
-    project = unmappable_project(tmp_path / "p", kind="SQL Database")
+    project = unmappable_project(tmp_path / "p", kind="Table Storage")
     line = run_fails(project, env={"ASAQL_KEY_IN": "k"})
     assert line.startswith(f"error: {project / 'Outputs' / 'out.json'}: DataSourceType is "
-                           "'SQL Database'")
+                           "'Table Storage'")
     assert "--output out=" in line
 
 

@@ -160,8 +160,14 @@ def test_an_event_hub_input_reads_its_messages_in_its_serialization(tmp_path, se
 
 # (files, environ) → the file and field the one-line message names
 UNMAPPABLE = {
-    "sql output": ({"Outputs/out.json": output("out", "SQL Database")}, {},
-                   "Outputs/out.json: DataSourceType is 'SQL Database'"),
+    "table storage output": ({"Outputs/out.json": output("out", "Table Storage")}, {},
+                             "Outputs/out.json: DataSourceType is 'Table Storage'"),
+    # a SQL Database output binds to its table (test_database_locations.py), unless its
+    # password is in the file
+    "sql output with its password": ({"Outputs/out.json": {**output("out", "SQL Database"), (
+        "SQLDatabaseProperties"): {"Server": "s", "Database": "d", "Table": "t",
+                                   "Password": "in the file"}}}, {},
+        "Outputs/out.json: SQLDatabaseProperties.Password is set"),
     "power bi output": ({"Outputs/out.json": {**output("out"), "DataSourceType": "Power BI"}},
                         {}, "Outputs/out.json: DataSourceType is 'Power BI'"),
     "cosmos db output": ({"Outputs/out.json": {**output("out"), "DataSourceType": "Cosmos DB"}},
