@@ -35,7 +35,7 @@ from asaql.spark.sources.reference import load_reference
 from asaql.spark.session.relay import ReportReader
 from asaql.spark.session.builder import build_session, prepare_for_run
 from asaql.spark.sources.addresses import FileNames
-from asaql.spark.sinks.output_sinks import output_sink, safe_name
+from asaql.spark.sinks.output_sinks import is_database_target, output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
 from asaql.spark.sources.source_log import forget_unplanned_files
 
@@ -178,6 +178,12 @@ def file_formats(options) -> dict:
             if not isinstance(options.inputs.get(alias), KafkaTopic)}
 
 
+def _typed_outputs(options) -> frozenset:
+    """The outputs whose rows are written as typed columns, not JSON text: database tables."""
+    return frozenset(alias for alias, target in options.outputs.items()
+                     if is_database_target(target))
+
+
 def _safe(name: str) -> str:
     return safe_name(name)
 
@@ -288,7 +294,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             spark, group, tuple(paths),
             tuple(schemas[alias] for alias in group.aliases),
             tuple(str(c) for c in controls), options.max_files_per_trigger, partitions, buckets,
-            references, counting, formats=formats, jvm=jvm)
+            references, counting, formats=formats, jvm=jvm, typed=_typed_outputs(options))
     else:
         alias, path = group.input_alias, paths[0]
         partitions = discover_partitions(spark, path, formats[0], jvm) \
@@ -297,7 +303,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
                               native_folder=_native_folder(folder, options), fmt=formats[0],
-                              jvm=jvm)
+                              jvm=jvm, typed=_typed_outputs(options))
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)

@@ -138,11 +138,12 @@ class NativeBatch:
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
-                typed: bool = False, native_folder: str | None = None,
+                typed: bool | frozenset = False, native_folder: str | None = None,
                 fmt: InputFormat | None = None, jvm: bool = False) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
-    output line is a struct of typed columns instead of its JSON text (the embedding API).
+    output line is a struct of typed columns instead of its JSON text (the embedding API), or
+    the lines of the outputs it names (database tables).
     `native_folder`: where the native step keeps its state, when the step can take that path
     (native_step.py); otherwise the general step runs. `fmt`: the input's declared format
     (--input-format), else its files' extension. `jvm`: the JVM engine reads the records."""
@@ -158,7 +159,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             "*", F.col(C.PARTITION).cast("string").alias(C.KEY),
             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
             F.lit(C.EVENT).alias(C.ROW_KIND))
-        return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references, typed=typed))
+        return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references,
+                                                      typed=_typed(typed, w.output)))
                                      for w in group.writes])
     source = group.source
     stamped = stamp_events(events, source, scope)
@@ -212,10 +214,12 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:
         stream = _named_back(apply_step(step_input, SourceStep(spec), out_schema), renames)
-    outputs = [(w, event_lines(w, stream, schema, references, typed=typed)) for w in passthrough]
-    outputs += [(w, event_lines(w, stream, schema, references, analytics.results, typed=typed))
-                for w in group.held]
-    outputs += [(s.write, window_lines(s, stream, schema, typed)) for s in windowed]
+    outputs = [(w, event_lines(w, stream, schema, references, typed=_typed(typed, w.output)))
+               for w in passthrough]
+    outputs += [(w, event_lines(w, stream, schema, references, analytics.results,
+                                typed=_typed(typed, w.output))) for w in group.held]
+    outputs += [(s.write, window_lines(s, stream, schema, _typed(typed, s.write.output)))
+                for s in windowed]
     if batch_step is not None:
         return LoweredGroup(step_input, outputs, batch_step)
     return LoweredGroup(stream, outputs)
@@ -276,7 +280,7 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple, schema
                      controls: tuple, max_files_per_trigger: int | None, partitions: tuple,
                      buckets: int, references: dict | None = None,
                      counted: tuple | None = None, events: tuple | None = None,
-                     typed: bool = False, formats: tuple | None = None,
+                     typed: bool | frozenset = False, formats: tuple | None = None,
                      jvm: bool = False) -> LoweredGroup:
     """A JOIN of streams: one step over all its inputs (asaql/spark/operators/joins.py), then
     each statement's lines from the left events and their partners. Per side, the left first:
@@ -286,5 +290,12 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple, schema
                                    max_files_per_trigger, partitions, buckets, counted, events,
                                    formats, jvm)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
-                                                 partners=partners, typed=typed))
+                                                 partners=partners,
+                                                 typed=_typed(typed, w.output)))
                                  for w in group.writes])
+
+
+def _typed(typed: bool | frozenset, output: str) -> bool:
+    """`typed`: every output's lines as structs of typed columns (the embedding API), or the
+    outputs named (a database table's rows, written as columns rather than JSON text)."""
+    return typed if isinstance(typed, bool) else output in typed

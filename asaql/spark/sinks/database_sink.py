@@ -30,6 +30,7 @@ from asaql.spark.sinks.database_tables import (
     BOOKKEEPING, TableColumn, bookkeeping_ddl, check_columns, insert_select, quoted,
     stage_name, table_columns,
 )
+from asaql.spark.lowering.datetime_functions import format_asa_datetime
 from asaql.spark.sinks.folder_formats import ASA_DATETIME
 from asaql.spark.sinks.line_sink import entries
 from asaql.spark.operators.outputs import JSON_COLUMN
@@ -105,9 +106,14 @@ class DatabaseSink:
         observation = Observation(f"asaql_db_{id(self)}_{batch_id}_{query}_{statement}")
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select(F.col(f"e.{JSON_COLUMN}").alias("line"))
-        row = F.from_json("line", schema, {"timestampFormat": ASA_DATETIME})
-        typed = selected.select(*[_stage_value(row, f.name, schema[i].dataType).alias(f"c{i}")
-                                  for i, f in enumerate(schema.fields)],
+        if isinstance(selected.schema["line"].dataType, T.StructType):  # the typed columns
+            values = [_typed_value(F.col("line").getField(f.name), f.dataType,
+                                   schema[i].dataType) for i, f in enumerate(fields)]
+        else:  # JSON lines (a session's own lowering): read back as the stage's columns
+            row = F.from_json("line", schema, {"timestampFormat": ASA_DATETIME})
+            values = [_stage_value(row, f.name, schema[i].dataType)
+                      for i, f in enumerate(schema.fields)]
+        typed = selected.select(*[value.alias(f"c{i}") for i, value in enumerate(values)],
                                 F.monotonically_increasing_id().alias(ROW_ID))
         counted = typed.observe(observation, F.count(F.lit(1)).alias("rows"))
         stage = stage_name(self.table, self.run, query, statement)
@@ -348,6 +354,20 @@ def _stage_type(data_type: T.DataType, column: TableColumn) -> T.DataType:
 
 def _stage_value(row, name: str, data_type: T.DataType):
     value = row.getField(name)
+    if isinstance(data_type, T.TimestampType):  # UTC (the session's zone) without a zone
+        return value.cast(T.TimestampNTZType())
+    return value
+
+
+def _typed_value(value, data_type: T.DataType, stage_type: T.DataType):
+    """A typed column as the stage takes it: the text a JSON line would have (records and
+    arrays as JSON, datetimes as ASA writes them) where the stage's column is text."""
+    if isinstance(stage_type, T.StringType) and not isinstance(data_type, T.StringType):
+        if isinstance(data_type, (T.StructType, T.ArrayType, T.MapType, T.VariantType)):
+            return F.to_json(value)
+        if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+            return format_asa_datetime(value)
+        return value.cast(T.StringType())
     if isinstance(data_type, T.TimestampType):  # UTC (the session's zone) without a zone
         return value.cast(T.TimestampNTZType())
     return value
