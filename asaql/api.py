@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from asaql.compiler.pipeline import CompiledQuery, compile_query
 from asaql.errors import ConfigurationError
 from asaql.kafka.endpoints import KafkaTopic, is_kafka_location, kafka_topic, with_settings
+from asaql.outputs.database import (DatabaseTable, database_table, driver_jars,
+                                     is_database_location)
 from asaql.plan.policy import EventOrderingPolicy
 
 
@@ -139,15 +141,19 @@ class Query:
             errors: str = "asaql-errors.jsonl", references: dict | None = None,
             partition_keys: dict | None = None, kafka_group: str | None = None,
             kafka_connector: str = "python", max_events_per_trigger: int | None = None,
-            metrics: str | None = None, functions=None, on_data_error: str = "stop"):
+            metrics: str | None = None, functions=None, on_data_error: str = "stop",
+            output_error_policy: str = "retry"):
         """Run the query as `asaql run` does; → its counts (asaql.spark.sinks.sink.RunCounts).
         `functions`: the folder of the job's JavaScript functions (as `--functions`).
         `on_data_error`: "stop" (ASA's way: a data error raises asaql.errors.DataError at its
         micro-batch, none of which is written) or "drop" (the row into `errors`, and on).
+        `output_error_policy`: a row a database table refuses stops the run ("retry", ASA's
+        default) or goes to `errors` ("drop").
 
         `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
-        connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder or a
-        topic (an alias left out: its rows go to stdout). `kafka_config` (a librdkafka
+        connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder, a
+        topic or a database table (`postgresql://USER@HOST:PORT/DB/TABLE`, its password from
+        PGPASSWORD or ~/.pgpass; docs/databases.md) (an alias left out: its rows go to stdout). `kafka_config` (a librdkafka
         properties file) and `kafka_settings` (a dict, winning) apply to every topic given as
         text. `start`: "earliest", "now", or a time (ISO text, datetime, ms) where a new run
         starts reading a topic; a `checkpoint` resumes where the last run stopped. Without
@@ -162,6 +168,9 @@ class Query:
 
         if on_data_error not in ("stop", "drop"):
             raise ConfigurationError(f"on_data_error is 'stop' or 'drop', got '{on_data_error}'")
+        if output_error_policy not in ("retry", "drop"):
+            raise ConfigurationError(f"output_error_policy is 'retry' or 'drop', got "
+                                     f"'{output_error_policy}'")
         if kafka_connector not in ("python", "spark"):
             raise ConfigurationError(f"kafka_connector is 'python' or 'spark', got "
                                      f"'{kafka_connector}'")
@@ -172,8 +181,10 @@ class Query:
 
         given_inputs = resolve_aliases(self.inputs, {a: where(v) for a, v in
                                                      (inputs or {}).items()}, "input")
-        given_outputs = resolve_aliases(self.outputs, {a: where(v) for a, v in
-                                                       (outputs or {}).items()}, "output")
+        given_outputs = resolve_aliases(self.outputs, {
+            a: v if isinstance(v, DatabaseTable) else database_table(str(v), f"output '{a}'")
+            if is_database_location(str(v)) else where(v) for a, v in (outputs or {}).items()},
+            "output")
         keys = resolve_aliases(self.outputs, dict(partition_keys or {}), "output")
         not_topics = [a for a in keys if not isinstance(given_outputs.get(a), KafkaTopic)]
         if not_topics:
@@ -188,11 +199,11 @@ class Query:
             metrics_path=metrics, kafka_start=start_position(start), output_keys=keys,
             max_events_per_trigger=max_events_per_trigger, kafka_group=kafka_group,
             kafka_connector=kafka_connector, functions=_functions(functions),
-            on_data_error=on_data_error)
+            on_data_error=on_data_error, output_error_policy=output_error_policy)
         if spark is None:
             from asaql.spark.session.builder import build_session
 
-            spark = build_session()
+            spark = build_session(jars=driver_jars(None, given_outputs.values()))
         try:
             return run_query(self.compiled, options, spark=spark)
         except Exception as error:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from asaql.plan.policy import EventOrderingPolicy
@@ -197,20 +195,6 @@ def output_targets(outputs, kafka_config: str | None = None) -> dict:
     return {alias.strip(): kafka_topic(value, kafka_config) if is_kafka_location(value)
             else database_table(value, f"--output {alias.strip()}")
             if is_database_location(value) else value for alias, value in given.items()}
-
-
-def driver_jars(given: str | None, outputs) -> tuple[str, ...]:
-    """--jars, and the JDBC driver Debian installs for a database output's kind when --jars
-    has none for it."""
-    from asaql.outputs.database import DEBIAN_JARS, DatabaseTable
-
-    jars = [jar.strip() for jar in (given or "").split(",") if jar.strip()]
-    for target in outputs:
-        if isinstance(target, DatabaseTable):
-            found = DEBIAN_JARS.get(target.subprotocol)
-            if not given and found and os.path.exists(found) and found not in jars:
-                jars.append(found)
-    return tuple(jars)
 
 
 def is_database(target) -> bool:

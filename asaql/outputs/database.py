@@ -75,6 +75,18 @@ class DatabaseTable:
         return re.sub(r"(?i)(password=)[^;&\s]*", r"\1***", text)
 
 
+def driver_jars(given: str | None, outputs) -> tuple[str, ...]:
+    """--jars, and the JDBC driver Debian installs for a database output's kind when --jars
+    has none for it."""
+    jars = [jar.strip() for jar in (given or "").split(",") if jar.strip()]
+    for target in outputs:
+        if isinstance(target, DatabaseTable):
+            found = DEBIAN_JARS.get(target.subprotocol)
+            if not given and found and os.path.exists(found) and found not in jars:
+                jars.append(found)
+    return tuple(jars)
+
+
 def is_database_location(text) -> bool:
     return isinstance(text, str) and (text.lower().startswith(_SCHEMES)
                                       or text.lower().startswith("jdbc:"))

@@ -191,6 +191,17 @@ def test_kill_9_at_a_random_moment_loses_and_duplicates_no_row(spark, pg, tmp_pa
             f"{killed.log[-3000:]}")
 
 
+def test_the_python_api_writes_a_table_too(spark, pg, tmp_path):
+    import asaql
+
+    table = fresh_table(pg, IOT_TABLE, "api")
+    query = asaql.compile((IOT / "query.sql").read_text(), late="5s", ooo="2s")
+    counts = query.run(spark, {"input": str(IOT / "input.jsonl")},
+                       {"alerts": pg.table(table)}, errors=str(tmp_path / "errors.jsonl"))
+    assert counts.output_events == 96
+    assert pg.execute(f"SELECT count(*) FROM {table}") == [(96,)]
+
+
 def test_a_table_without_a_column_the_query_writes_is_one_line(spark, pg, tmp_path):
     table = fresh_table(pg, "deviceId text, temperature float8, EventTime timestamptz", "short")
     code, said = run(*iot_args(pg.table(table), tmp_path))
