@@ -153,9 +153,9 @@ class Query:
         `inputs`: alias → a file or folder, `kafka://HOST:PORT/TOPIC`, an Event Hubs
         connection string, or an `asaql.topic(...)`; `outputs`: alias → a file, a folder, a
         topic or a database table (`postgresql://USER@HOST:PORT/DB/TABLE`, its password from
-        PGPASSWORD or ~/.pgpass; docs/databases.md) (an alias left out: its rows go to stdout). `kafka_config` (a librdkafka
-        properties file) and `kafka_settings` (a dict, winning) apply to every topic given as
-        text. `start`: "earliest", "now", or a time (ISO text, datetime, ms) where a new run
+        PGPASSWORD or ~/.pgpass; docs/databases.md); an alias left out: its rows go to stdout.
+        `kafka_config` (a librdkafka properties file) and `kafka_settings` (a dict, winning)
+        apply to every topic given as text. `start`: "earliest", "now", or a time (ISO text, datetime, ms) where a new run
         starts reading a topic; a `checkpoint` resumes where the last run stopped. Without
         `follow`, a topic is read up to the end offsets found at start and every window closes.
         `kafka_group`: a consumer group each micro-batch's end offsets are committed to

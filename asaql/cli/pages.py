@@ -55,8 +55,9 @@ def project_places(project) -> dict[str, str]:
 
 def _table_of(config) -> str | None:
     """A database output's server, database and table (never its user or password)."""
-    for section in ("SQLDatabaseProperties", "PostgreSQLProperties",
-                    "PostgreSQLDatabaseProperties"):
+    from asaql.project.bindings import DATABASE_SECTIONS
+
+    for section in DATABASE_SECTIONS:
         table = config.get(section, "Table")
         if table:
             return f"{config.get(section, 'Server')}/{config.get(section, 'Database')}/{table}"

@@ -9,14 +9,13 @@ from pathlib import Path
 import click
 
 from asaql.cli.help import SectionedCommand
-from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file,
-                               input_paths, pairs, policy_from,
-                               is_topic, output_targets, policy_options, reference_names,
-                               report_findings, schema_reporter, start_position)
+from asaql.cli.options import (POLICY_SECTION, REFERENCE_HELP, compile_file, input_paths, pairs,
+                               policy_from, is_topic, output_targets, policy_options,
+                               reference_names, report_findings, schema_reporter, start_position)
 from asaql.inputs.path_pattern import parse_path_pattern
-from asaql.outputs.database import driver_jars
 from asaql.inputs.files import patterned
 from asaql.inputs.locations import local_path
+from asaql.outputs.database import driver_jars
 from asaql.run.runner import DEFAULT_STEP
 from asaql.project.bindings import Bindings, bind_project
 from asaql.project.files import is_project, read_project

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
@@ -101,7 +101,7 @@ def database_table(text: str, what: str = "--output",
         table = _from_uri(text, what)
     else:
         table = _from_jdbc(text, what)
-    return DatabaseTable(**{**table.__dict__, "password": _password(table, environ)})
+    return replace(table, password=_password(table, environ))
 
 
 def _from_uri(text: str, what: str) -> DatabaseTable:

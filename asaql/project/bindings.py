@@ -237,11 +237,11 @@ def _database(config: ConfigFile, alias: str, kind: str, environ):
     from asaql.outputs.database import database_table
 
     postgresql = "postgres" in kind
-    section = next((name for name in _DATABASE_SECTIONS
+    section = next((name for name in DATABASE_SECTIONS
                     if isinstance(config.get(name), dict)), None)
     if section is None:
         raise config.fail("DataSourceType", f"is {config.get('DataSourceType')!r}, but the file "
-                          f"has none of {', '.join(_DATABASE_SECTIONS)}")
+                          f"has none of {', '.join(DATABASE_SECTIONS)}")
     found = {key: config.get(section, key) for key in ("Server", "Database", "Table", "User",
                                                        "Port")}
     for key in ("Server", "Database", "Table"):
@@ -269,7 +269,7 @@ def _database(config: ConfigFile, alias: str, kind: str, environ):
 
 DATABASES = ("sql database", "azure sql database", "postgresql", "azure database for postgresql",
              "postgresql database")
-_DATABASE_SECTIONS = ("SQLDatabaseProperties", "PostgreSQLProperties",
+DATABASE_SECTIONS = ("SQLDatabaseProperties", "PostgreSQLProperties",
                       "PostgreSQLDatabaseProperties")
 _STORAGE_SECTIONS = ("BlobStorageProperties", "DataLakeStorageGen2Properties",
                      "AzureDataLakeStoreProperties")

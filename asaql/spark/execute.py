@@ -21,6 +21,7 @@ from asaql.inputs.files import input_files
 from asaql.inputs.formats import parse_input_format
 from asaql.spark.sources.control import control_folder, write_end_of_input, write_tick
 from asaql.kafka.endpoints import KafkaTopic
+from asaql.outputs.database import DatabaseTable
 from asaql.plan.metadata import carried_metadata
 from asaql.spark.sources.io import discover_partitions, infer_payload_schema
 from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
@@ -35,7 +36,7 @@ from asaql.spark.sources.reference import load_reference
 from asaql.spark.session.relay import ReportReader
 from asaql.spark.session.builder import build_session, prepare_for_run
 from asaql.spark.sources.addresses import FileNames
-from asaql.spark.sinks.output_sinks import is_database_target, output_sink, safe_name
+from asaql.spark.sinks.output_sinks import output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
 from asaql.spark.sources.source_log import forget_unplanned_files
 
@@ -181,7 +182,7 @@ def file_formats(options) -> dict:
 def _typed_outputs(options) -> frozenset:
     """The outputs whose rows are written as typed columns, not JSON text: database tables."""
     return frozenset(alias for alias, target in options.outputs.items()
-                     if is_database_target(target))
+                     if isinstance(target, DatabaseTable))
 
 
 def _safe(name: str) -> str:

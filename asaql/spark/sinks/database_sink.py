@@ -31,7 +31,6 @@ from asaql.spark.sinks.database_tables import (
     stage_name, table_columns,
 )
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
-from asaql.spark.sinks.folder_formats import ASA_DATETIME
 from asaql.spark.sinks.line_sink import entries
 from asaql.spark.operators.outputs import JSON_COLUMN
 
@@ -104,15 +103,11 @@ class DatabaseSink:
         schema = T.StructType([T.StructField(f.name, _stage_type(f.dataType, column))
                                for f, column in matched])
         observation = Observation(f"asaql_db_{id(self)}_{batch_id}_{query}_{statement}")
+        # a table's statements are lowered to structs of typed columns (execute.py), not text
         selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
             .where(F.col("e").isNotNull()).select(F.col(f"e.{JSON_COLUMN}").alias("line"))
-        if isinstance(selected.schema["line"].dataType, T.StructType):  # the typed columns
-            values = [_typed_value(F.col("line").getField(f.name), f.dataType,
-                                   schema[i].dataType) for i, f in enumerate(fields)]
-        else:  # JSON lines (a session's own lowering): read back as the stage's columns
-            row = F.from_json("line", schema, {"timestampFormat": ASA_DATETIME})
-            values = [_stage_value(row, f.name, schema[i].dataType)
-                      for i, f in enumerate(schema.fields)]
+        values = [_typed_value(F.col("line").getField(f.name), f.dataType, schema[i].dataType)
+                  for i, f in enumerate(fields)]
         typed = selected.select(*[value.alias(f"c{i}") for i, value in enumerate(values)],
                                 F.monotonically_increasing_id().alias(ROW_ID))
         counted = typed.observe(observation, F.count(F.lit(1)).alias("rows"))
@@ -348,15 +343,8 @@ def _stage_type(data_type: T.DataType, column: TableColumn) -> T.DataType:
             data_type, (T.StructType, T.ArrayType, T.MapType, T.VariantType, T.NullType)):
         return T.StringType()
     if isinstance(data_type, T.TimestampType):
-        return T.TimestampType()  # written as the UTC time without a zone (_stage_value)
+        return T.TimestampType()  # written as the UTC time without a zone (_typed_value)
     return data_type
-
-
-def _stage_value(row, name: str, data_type: T.DataType):
-    value = row.getField(name)
-    if isinstance(data_type, T.TimestampType):  # UTC (the session's zone) without a zone
-        return value.cast(T.TimestampNTZType())
-    return value
 
 
 def _typed_value(value, data_type: T.DataType, stage_type: T.DataType):

@@ -27,10 +27,6 @@ def output_sink(spark, options, name: str, checkpoint: str, fresh: bool, committ
                     pattern.spark_format() if pattern is not None else None)
 
 
-def is_database_target(target) -> bool:
-    return isinstance(target, DatabaseTable)
-
-
 def safe_name(name: str) -> str:
     """An alias as part of a file name."""
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
