@@ -41,7 +41,7 @@ INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lin
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "9"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "10"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

@@ -92,11 +92,14 @@ def arrival_break(file: Column, key: Column, arrival: Column, position: Column) 
     return F.call_function(ARRIVAL_BREAK, file, key, arrival, position)
 
 
-def prior_max(file: Column, key: Column, position: Column, value: Column, seeds: dict) -> Column:
+def prior_max(file: Column, key: Column, position: Column, value: Column, seeds: dict,
+              carry: bool = False) -> Column:
     """The largest `value` of the segment's (file, key) rows read before this one, and of its
-    seed (`seeds`: file → key → the largest before the segment); NULL when none
-    (ArrivalScan.scala)."""
-    return F.call_function(PRIOR_MAX, file, key, position, value, F.lit(json.dumps(seeds)))
+    seed (`seeds`: file → key → the largest before the segment); NULL when none. `carry`: a
+    segment's seed is at least the largest of the key's segment the task read before it (a
+    task reading a key's files in arrival order: OrderedFiles.scala). ArrivalScan.scala."""
+    return F.call_function(PRIOR_MAX, file, key, position, value, F.lit(json.dumps(seeds)),
+                           F.lit(carry))
 
 
 def grouped(ops: tuple, groups: list[Column], values: list[Column]) -> Column:

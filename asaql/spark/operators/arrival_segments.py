@@ -100,6 +100,7 @@ def fits(found: list[dict], largest: dict, ooo_us: int) -> bool:
     return True
 
 
-def prior_largest(candidate: Column, seeds: dict) -> Column:
-    """The largest candidate before each row in its key's arrival order, given the seeds."""
-    return prior_max(F.col(C.FILE), F.col(C.KEY), F.col(C.LINE), candidate, seeds)
+def prior_largest(candidate: Column, seeds: dict, carry: bool = False) -> Column:
+    """The largest candidate before each row in its key's arrival order, given the seeds (and,
+    `carry`, what the task read of the key before: ordered_files.py)."""
+    return prior_max(F.col(C.FILE), F.col(C.KEY), F.col(C.LINE), candidate, seeds, carry)

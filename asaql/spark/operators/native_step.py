@@ -44,6 +44,7 @@ from asaql.spark.operators.step_stats import (
     before_order, late_sample, malformed, malformed_count, observed, order_flags,
     read_observed, segment_columns, stats_columns,
 )
+from asaql.spark.sources.ordered_files import not_warmup, read_in_order
 from asaql.spark.operators.open_windows import (
     closed_in_driver, gathered, merged_partials, window_statement,
 )
@@ -91,20 +92,22 @@ class NativeStep:
         return self.folder / f"open-{batch_id}-{statement}"
 
     # ------------------------------------------------------------------ the step
-    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0) -> DataFrame:
+    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
+                 groups: list | None = None) -> DataFrame:
         """The micro-batch's rows for the writer. Without windows and with the JVM engine, the
         counts and the state can come out of the writer's own pass (`settle`, after it and
         before anything is published): `passes` 1, that pass alone, each key's files starting
         from the key's largest of earlier micro-batches (settle checks that this was right);
         2, after a first pass that works out the seeds of the micro-batch's segments; 0, the
-        step's own jobs count before the writer (as windows need)."""
+        step's own jobs count before the writer (as windows need). `groups`: `batch` reads
+        the micro-batch's files in these runs (ordered_files.py), one pass carrying seeds."""
         spec, spark = self.spec, batch.sparkSession
         self.folder.mkdir(parents=True, exist_ok=True)
         state, previous = self._state(batch_id)
         ordered = spec.ordered
         self.pending = None
         if passes and self.fusable and not ordered:
-            return self._fused(batch, batch_id, state, carried=passes == 1)
+            return self._fused(batch, batch_id, state, passes == 1, groups)
         if passes == 1 and self.fusable:  # one windowed statement, one file or a topic
             fused = self._fused_window(batch, batch_id, state, previous)
             if fused is not None:
@@ -234,19 +237,22 @@ class NativeStep:
         return _union(parts, self.out_schema)
 
     def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
-               carried: bool) -> DataFrame:
+               carried: bool, groups: list | None = None) -> DataFrame:
         """The micro-batch's events and malformed records in one projection (two filtered
         parts would read the input twice), its statistics observed on the writer's pass.
         `carried`: the out-of-order rule starts every file of a key from the key's largest of
-        earlier micro-batches, and `settle` checks that against the micro-batch's segments."""
+        earlier micro-batches (and `groups`' runs from file to file: the warm-up files' rows
+        then go), and `settle` checks that against the micro-batch's segments."""
         segments = carried and self.spec.policy.ooo_us < UNBOUNDED_DISORDER
         rows, _, _ = self._policy(batch, state, False,
-                                  carried_seeds(state.largest) if carried else None)
+                                  carried_seeds(state.largest) if carried else None, groups)
+        if groups is not None:
+            rows = rows.where(not_warmup())
         if segments:
             rows = rows.select("*", *segment_columns())
         observation = Observation(f"asaql_step_{id(self)}_{batch_id}_{id(batch)}")
         rows = rows.observe(observation, *observed(segments, self.spec.policy.ooo_us))
-        self.pending = (observation, state, batch_id, segments)
+        self.pending = (observation, state, batch_id, segments, groups)
         self.counts = None
         accepted = F.col("_accepted")
         shared = (C.FILE, C.LINE)
@@ -265,10 +271,11 @@ class NativeStep:
         file in the same micro-batch held a larger time than its carried largest, and a row
         falls under it): then nothing is kept and the caller runs the micro-batch again the
         two-pass way."""
-        observation, state, batch_id, check = self.pending  # check: the carried seeds
+        observation, state, batch_id, check, groups = self.pending  # check: the carried seeds
         self.pending = None
         stats, segments, late = read_observed(observation.get)
-        if check and not fits(segments, state.largest, self.spec.policy.ooo_us):
+        if check and not (fits(segments, state.largest, self.spec.policy.ooo_us)
+                          and (groups is None or read_in_order(segments, groups))):
             return None
         _, invoked = self._advance(state, stats)
         self._count_values(stats, state, self._watermarks(state, invoked), None, late)
@@ -282,7 +289,8 @@ class NativeStep:
 
     # ------------------------------------------------------------------ policy
     def _policy(self, batch: DataFrame, state: NativeState, ordered: bool,
-                seeds: dict | None = None) -> tuple[DataFrame, DataFrame | None, dict | None]:
+                seeds: dict | None = None,
+                groups: list | None = None) -> tuple[DataFrame, DataFrame | None, dict | None]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
         asaql/runtime/policy.py's apply_policy computes them; → (the rows, the cached input
         they are a cheap projection of when the scan ran: then they are not cached again).
@@ -324,7 +332,8 @@ class NativeStep:
                 first, seeds, seen = segment_seeds(first, state.largest, before_order())
                 self.cached.append(first)
             if seeds is not None:
-                before, scanned = prior_largest(candidate, seeds), None if given else first
+                before = prior_largest(candidate, seeds, carry=groups is not None)
+                scanned = None if given else first
             else:
                 first = with_key_values(first, C.KEY, "_carried", state.largest)
                 order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \

@@ -35,8 +35,10 @@ from asaql.spark.operators.native_coverage import floating_columns, native_reaso
 from asaql.spark.operators.native_step import NativeStep
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.sources.declared_schema import declared_struct
+from asaql.spark.sources.ordered_files import GROUPS_FILE, ordered_files
 from asaql.spark.sources.step_input import (
-    apply_step, declared_of, policy_settings, read_source, record_json, stamp_events,
+    apply_step, declared_of, ordered_reading, policy_settings, read_source, record_json,
+    stamp_events,
 )
 
 
@@ -111,9 +113,12 @@ class NativeBatch:
 
     step: NativeStep
     renames: dict
+    # the step's input read by ordered_files.py (JSON-lines files), or None
+    ordered: DataFrame | None = None
 
-    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0) -> DataFrame:
-        return _named_back(self.step(batch, batch_id, passes), self.renames)
+    def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
+                 groups: list | None = None) -> DataFrame:
+        return _named_back(self.step(batch, batch_id, passes, groups), self.renames)
 
     @property
     def counts(self) -> dict | None:
@@ -122,6 +127,16 @@ class NativeBatch:
     @property
     def fusable(self) -> bool:
         return self.step.fusable
+
+    @property
+    def folder(self):
+        return self.step.folder
+
+    @property
+    def ordered_input(self) -> DataFrame | None:
+        """The step's input over runs of files (`ordered`), when its one pass can take them:
+        no windows."""
+        return self.ordered if self.step.fusable and not self.step.spec.ordered else None
 
     @property
     def fused(self) -> bool:
@@ -179,14 +194,19 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     combined = (group.scope == "combined" or group.writes_stage) and group.ordered
     bucket = F.lit(0) if combined else F.pmod(F.hash(F.col(C.KEY)), F.lit(buckets))
     every_bucket = F.sequence(F.lit(0), F.lit(0 if combined else buckets - 1))
-    step_input = stamped.select(
-        *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
-        C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY, C.CONTROL,
-        *[column.alias(name) for s in _distinct(windowed) for name, column in s.inputs.items()],
-        *[column.alias(name) for name, column in analytics.inputs.items()],
-        F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
-                  .otherwise(F.array(bucket))).alias(C.BUCKET),
-    )
+
+    def step_input_of(stamped: DataFrame) -> DataFrame:
+        return stamped.select(
+            *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
+            C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY,
+            C.CONTROL,
+            *[column.alias(name) for s in _distinct(windowed) for name, column in s.inputs.items()],
+            *[column.alias(name) for name, column in analytics.inputs.items()],
+            F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
+                      .otherwise(F.array(bucket))).alias(C.BUCKET),
+        )
+
+    step_input = step_input_of(stamped)
     event = (*renames.values(), C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.KEY)
     event_columns = event if passthrough else ()
     held = (*event, *analytics.inputs) if group.held else ()
@@ -208,8 +228,15 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             f"now: {reason} (run it with the JVM engine, as it started)")
     if native_folder is not None and step_input.isStreaming \
             and general_step_reason(source, group.writes) is None and reason is None:
+        ordered = None  # the step's input over the micro-batch's files in arrival order
+        if jvm and not group.held and ordered_reading(source, path, fmt):
+            files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
+            ordered = step_input_of(stamp_events(read_source(
+                spark, source, path, schema, control, None, fmt, jvm, files=files),
+                source, scope))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
-                                            floating_columns(spec, types), scan=jvm), renames)
+                                            floating_columns(spec, types), scan=jvm), renames,
+                                 ordered)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:

@@ -25,7 +25,8 @@ from asaql.spark.sinks.line_sink import (
 from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.sinks.output_journal import Committed, JournaledFile
-from asaql.spark.sources.source_log import micro_batch_files
+from asaql.spark.sources.ordered_files import reading_groups, write_groups
+from asaql.spark.sources.source_log import micro_batch_entries
 from asaql.spark.sources.step_input import STAGE_WATERMARK
 
 
@@ -410,10 +411,17 @@ class SteppedBatch:
 
     def __call__(self, batch, batch_id: int) -> None:
         # the file source's log is read only for a step that may use it
-        files = micro_batch_files(self.checkpoint, batch_id) if self.step.fusable else None
+        entries = micro_batch_entries(self.checkpoint, batch_id) if self.step.fusable else None
+        files = None if entries is None else [path for path, _ in entries]
         data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
         try:  # the step counts, in the driver, what the writer then need not observe
-            stepped = self.step(batch, batch_id, passes=1 if len(data) <= 1 else 2)
+            ordered = self.step.ordered_input if len(data) > 1 else None
+            if ordered is not None:  # a run of files per task, in arrival order: one pass
+                groups = reading_groups(entries, _cores(batch.sparkSession))
+                write_groups(self.step.folder, groups)
+                stepped = self.step(ordered, batch_id, passes=1, groups=groups)
+            else:
+                stepped = self.step(batch, batch_id, passes=1 if len(data) <= 1 else 2)
             if not self.step.fused:
                 self.writer(stepped, batch_id, counts=self.step.counts)
                 return
@@ -425,6 +433,14 @@ class SteppedBatch:
                             settle=self.step.settle, small=small)
         finally:
             self.step.release()
+
+
+def _cores(spark) -> int:
+    """The tasks Spark runs at once (a Spark Connect session does not say: two)."""
+    try:
+        return spark.sparkContext.defaultParallelism
+    except Exception:  # noqa: BLE001 - Connect has no SparkContext
+        return 2
 
 
 def _bytes(files: list[str] | None) -> float:

@@ -211,6 +211,7 @@ def read_events(
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
     fmt: InputFormat | None = None, jvm: bool = False, listed: tuple = (),
+    files: DataFrame | None = None,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -223,13 +224,14 @@ def read_events(
     over batch inputs). `declared`: the input's CREATE TABLE columns (declared_schema.py).
     `fmt`: the input's declared format (--input-format), else its files' extension. `jvm`:
     records parsed and checked by the JVM engine (_parse_records). `listed`: the record fields
-    whose keys each event carries (present_keys).
+    whose keys each event carries (present_keys). `files`: JSON-lines files as the text source
+    gives them whole (`value`, `_metadata`) to read instead (ordered_files.py), as a batch.
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
                               metadata=True, carried=path.carried, declared=declared, jvm=jvm,
                               listed=listed)
-    fmt = _format_of(path, fmt)
+    fmt = input_format(path, fmt)
     if fmt.name != "json":  # CSV, Parquet, Avro: their records as lines (format_inputs.py)
         lines = with_folder_times(stream_lines(spark, path, control, fmt,
                                                max_files_per_trigger, _glob_escape), path)
@@ -243,13 +245,14 @@ def read_events(
     # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
     places = [input_place(p, path, _glob_escape),
               _glob_escape(str(Path(control).resolve())[1:])]
-    files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
+    if files is None:
+        files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                           listed=listed)
 
 
-def _format_of(path: str, declared: InputFormat | None) -> InputFormat:
+def input_format(path: str, declared: InputFormat | None) -> InputFormat:
     """The input's format; a path that is not there yet (a stage's folder) is JSON lines."""
     if not Path(path).exists():
         return InputFormat("json")

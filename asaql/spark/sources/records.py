@@ -19,6 +19,7 @@ from asaql.inputs.records import MAX_DEPTH
 from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
 from asaql.runtime import columns as C
 from asaql.spark import jvm_functions
+from asaql.spark.sources.ordered_files import WARMUP_LINES
 
 BOM = "\ufeff"
 REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
@@ -34,9 +35,14 @@ def split_lines(files: DataFrame) -> DataFrame:
     "array" JSON format, pretty-printed) is one record at line 1 (array_elements splits it)."""
     value = F.col("value")
     value = F.when(value.startswith(BOM), F.substring(value, 2, 2**31 - 1)).otherwise(value)
+    line = F.col("_asaql_pos") + 1
+    if "warmup" in files.schema["_metadata"].dataType.fieldNames():  # ordered_files.py
+        line = line - F.when(F.col("_asaql_warmup"), F.lit(WARMUP_LINES)).otherwise(0)
+        files = files.select("*", F.col("_metadata.warmup").alias("_asaql_warmup"))
     lines = files.select(
         F.col("_metadata.file_path").alias(C.FILE),
         F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
+        *(["_asaql_warmup"] if "_asaql_warmup" in files.columns else []),
         F.posexplode(F.when(_whole_array(value), F.array(value))
                      .otherwise(F.split(value, "\n"))).alias("_asaql_pos", "_asaql_text"),
     )
@@ -44,7 +50,7 @@ def split_lines(files: DataFrame) -> DataFrame:
     # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
     text = F.when(text.endswith("\r"),
                   F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)")).otherwise(text)
-    return lines.select(C.FILE, "_asaql_mtime", (F.col("_asaql_pos") + 1).alias(C.LINE),
+    return lines.select(C.FILE, "_asaql_mtime", line.alias(C.LINE),
                         text.alias("_asaql_text")) \
         .where(F.trim(F.col("_asaql_text")) != "")
 

@@ -35,6 +35,12 @@ def micro_batch_files(query: str | Path, batch_id: int) -> list[str] | None:
     """The files micro-batch `batch_id` of the query checkpointed at `query` reads, from its
     file sources' logs (the entries of the offsets after the micro-batch before it, up to its
     own); None when a source is not a file source (a topic) or a log cannot be read."""
+    entries = micro_batch_entries(query, batch_id)
+    return None if entries is None else [path for path, _ in entries]
+
+
+def micro_batch_entries(query: str | Path, batch_id: int) -> list[tuple[str, int]] | None:
+    """As micro_batch_files, each file with the modification time (ms) the source listed."""
     folder = Path(query)
     try:
         now = _source_offsets(folder / "offsets" / str(batch_id))
@@ -56,10 +62,10 @@ def _source_offsets(batch: Path) -> dict[int, int | None]:
     return {number: _log_offset(line) for number, line in enumerate(lines)}
 
 
-def _entries(log: Path, first: int, last: int) -> list[str]:
+def _entries(log: Path, first: int, last: int) -> list[tuple[str, int]]:
     """The paths a file source's log admits at offsets `first` to `last` (delta files, or a
-    compaction file holding them)."""
-    found: dict[str, None] = {}
+    compaction file holding them), with their modification times."""
+    found: dict[str, int] = {}
     numbered = [(int(entry.name.removesuffix(".compact")), entry) for entry in log.iterdir()
                 if entry.name.removesuffix(".compact").isdigit()]
     for number, entry in sorted(numbered):
@@ -69,8 +75,8 @@ def _entries(log: Path, first: int, last: int) -> list[str]:
             if line.strip():
                 value = json.loads(line)
                 if first <= value["batchId"] <= last:
-                    found[value["path"]] = None
-    return list(found)
+                    found[value["path"]] = value.get("timestamp", 0)
+    return list(found.items())
 
 
 def _lists_files(log: Path) -> bool:

@@ -3,6 +3,8 @@ BY, or the arrival time), the policy key, and the policy's settings."""
 
 from __future__ import annotations
 
+import os
+
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -14,7 +16,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import UNBOUNDED_DISORDER, PolicySettings
 from asaql.runtime.step import OnePass
-from asaql.spark.sources.io import read_events
+from asaql.spark.sources.io import input_format, read_events
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.variants import variant_text
 
@@ -38,16 +40,26 @@ def stage_schema(columns: T.StructType) -> T.StructType:
 
 def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None,
-                fmt: InputFormat | None = None, jvm: bool = False) -> DataFrame:
+                fmt: InputFormat | None = None, jvm: bool = False,
+                files: DataFrame | None = None) -> DataFrame:
     """The events of an input, or the rows of a stage (with their time and watermark lines:
     each file is one micro-batch of its writer). `fmt`: the input's declared format; `jvm`:
-    records parsed and checked by the JVM engine (io.read_events)."""
+    records parsed and checked by the JVM engine; `files`: JSON-lines files to read instead
+    (io.read_events)."""
     if isinstance(source, ReadStage):
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
-                           STAGE_JSON, jvm=jvm)
+                           STAGE_JSON, jvm=jvm, files=files)
     return read_events(spark, path, schema, control, max_files_per_trigger,
                        declared=declared_of(source), fmt=fmt, jvm=jvm,
-                       listed=source.input.listed_records)
+                       listed=source.input.listed_records, files=files)
+
+
+def ordered_reading(source: PlanNode, path, fmt: InputFormat | None) -> bool:
+    """Whether the input is JSON-lines files, which ordered_files.py can read in arrival
+    order (not a topic, nor a stage's folder, nor another format)."""
+    if isinstance(source, ReadStage) or not isinstance(path, (str, os.PathLike)):
+        return False
+    return input_format(path, fmt).name == "json"
 
 
 def declared_of(source: PlanNode) -> tuple[tuple[str, str], ...]:

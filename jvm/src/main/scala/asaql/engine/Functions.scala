@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper
 
 import org.apache.spark.sql.{SparkSession, SparkSessionExtensions}
 import org.apache.spark.sql.catalyst.FunctionIdentifier
-import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo}
+import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType, StructType}
@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "9"
+  val Version = "10"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -57,9 +57,11 @@ object Functions {
     (FunctionIdentifier(ArrivalScan.PriorName),
       new ExpressionInfo(classOf[PriorMax].getName, ArrivalScan.PriorName),
       (args: Seq[Expression]) => {
-        require(args.length == 5, s"${ArrivalScan.PriorName} takes 5 arguments")
-        require(args(4).foldable, "asaql's engine functions take literal settings")
-        PriorMax(args(0), args(1), args(2), args(3), args(4))
+        require(args.length == 5 || args.length == 6,
+          s"${ArrivalScan.PriorName} takes 5 or 6 arguments")
+        require(args.drop(4).forall(_.foldable), "asaql's engine functions take literal settings")
+        PriorMax(args(0), args(1), args(2), args(3), args(4),
+          if (args.length == 6) args(5) else Literal(false))
       }),
     (FunctionIdentifier(InferJson.Name),
       new ExpressionInfo(classOf[InferJson].getName, InferJson.Name),

@@ -6,7 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, Nondeterministic}
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodeGenerator, CodegenContext, ExprCode, FalseLiteral}
+import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.types.{BooleanType, DataType, LongType}
 import org.apache.spark.unsafe.types.UTF8String
 
@@ -17,7 +18,10 @@ import org.apache.spark.unsafe.types.UTF8String
   * in the driver from one aggregate: the seed) and of the segment's own rows before it (kept
   * here, row by row, in the order the task reads them). Both expressions keep state per
   * partition, so they are `Nondeterministic`: Spark evaluates them once per row, in the
-  * partition's order, and moves no filter below them. */
+  * partition's order, and moves no filter below them. Their generated code calls the
+  * expression object's own method (`ArrivalScan.call`): an expression without generated code
+  * (CodegenFallback) keeps its whole projection out of whole-stage code generation, and each
+  * such stage boundary copies every column of every row. */
 object ArrivalScan {
   val BreakName = "asaql_arrival_break"
   val PriorName = "asaql_prior_max"
@@ -51,6 +55,35 @@ object ArrivalScan {
     /** After `get` returned null for this (file, key). */
     def add(key: UTF8String, running: Running): Unit = current.put(key.copy(), running)
   }
+
+  /** Generated code for `expression`: its children's code, then `method` of the expression
+    * object (initialized for the partition) with their values (null for a NULL), as `boxed`
+    * (a java.lang.Long, null for NULL) or `boolean`. */
+  def call(ctx: CodegenContext, ev: ExprCode, expression: Expression with Nondeterministic,
+           method: String, boxed: Boolean): ExprCode = {
+    val ref = ctx.addReferenceObj("arrivalScan", expression, expression.getClass.getName)
+    ctx.addPartitionInitializationStatement(s"$ref.initialize(partitionIndex);")
+    val codes = expression.children.map(_.genCode(ctx))
+    val args = expression.children.zip(codes).map { case (child, code) =>
+      val javaType = CodeGenerator.boxedType(child.dataType)
+      s"(${code.isNull} ? null : ($javaType) ${code.value})"
+    }.mkString(", ")
+    val computed = codes.map(_.code.toString).mkString("\n")
+    if (boxed) {
+      val result = ctx.freshName("result")
+      ev.copy(code = code"""
+        |$computed
+        |java.lang.Long $result = $ref.$method($args);
+        |boolean ${ev.isNull} = $result == null;
+        |long ${ev.value} = ${ev.isNull} ? -1L : $result.longValue();
+        |""".stripMargin)
+    } else {
+      ev.copy(code = code"""
+        |$computed
+        |boolean ${ev.value} = $ref.$method($args);
+        |""".stripMargin, isNull = FalseLiteral)
+    }
+  }
 }
 
 /** asaql_arrival_break(file, key, arrival, position): true when the row comes before the
@@ -59,18 +92,23 @@ object ArrivalScan {
   * is a break too (no order to rely on). */
 case class ArrivalBreak(file: Expression, key: Expression, arrival: Expression,
                         position: Expression)
-  extends Expression with Nondeterministic with CodegenFallback {
+  extends Expression with Nondeterministic {
 
   @transient private var segments: ArrivalScan.Segments = _
 
   override protected def initializeInternal(partitionIndex: Int): Unit =
     segments = new ArrivalScan.Segments
 
-  override protected def evalInternal(input: InternalRow): Any = {
-    val f = file.eval(input).asInstanceOf[UTF8String]
-    val k = key.eval(input).asInstanceOf[UTF8String]
-    val at = arrival.eval(input)
-    val where = position.eval(input)
+  override protected def evalInternal(input: InternalRow): Any =
+    next(file.eval(input), key.eval(input), arrival.eval(input), position.eval(input))
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    ArrivalScan.call(ctx, ev, this, "next", boxed = false)
+
+  /** The row's answer from its values (boxed, null for NULL), the state moved on. */
+  def next(fileValue: Any, keyValue: Any, at: Any, where: Any): Boolean = {
+    val f = fileValue.asInstanceOf[UTF8String]
+    val k = keyValue.asInstanceOf[UTF8String]
     if (f == null || k == null || at == null || where == null) return true
     val a = at.asInstanceOf[Long]
     val p = where.asInstanceOf[Long]
@@ -94,16 +132,21 @@ case class ArrivalBreak(file: Expression, key: Expression, arrival: Expression,
   override def prettyName: String = ArrivalScan.BreakName
 }
 
-/** asaql_prior_max(file, key, position, value, seeds): the largest `value` of the segment's
-  * rows read before this one in the task, and of the segment's seed (`seeds`: a JSON object,
-  * file → key → the largest value before the segment, or null; the file "*" stands for every
-  * file not named); NULL when there is none. A row evaluated again (same position, as when
-  * Spark evaluates an expression twice) gets the same answer. */
+/** asaql_prior_max(file, key, position, value, seeds[, carry]): the largest `value` of the
+  * segment's rows read before this one in the task, and of the segment's seed (`seeds`: a JSON
+  * object, file → key → the largest value before the segment, or null; the file "*" stands for
+  * every file not named); NULL when there is none. `carry` (a literal, false when not given):
+  * a segment's seed is also at least the largest of the key's segment the task read before it,
+  * for a task that reads a key's files in arrival order (OrderedFiles.scala). A row evaluated
+  * again (same position, as when Spark evaluates an expression twice) gets the same answer. */
 case class PriorMax(file: Expression, key: Expression, position: Expression, value: Expression,
-                    seeds: Expression)
-  extends Expression with Nondeterministic with CodegenFallback {
+                    seeds: Expression, carry: Expression)
+  extends Expression with Nondeterministic {
 
   @transient private var segments: ArrivalScan.Segments = _
+  // the key's last segment in this task (carry)
+  @transient private var lastOfKey: JHashMap[UTF8String, ArrivalScan.Running] = _
+  @transient private lazy val carrying: Boolean = carry.eval(null) == true
   @transient private lazy val seedOf: JHashMap[String, java.lang.Long] = {
     val found = new JHashMap[String, java.lang.Long]()
     val text = seeds.eval(null)
@@ -119,27 +162,43 @@ case class PriorMax(file: Expression, key: Expression, position: Expression, val
     found
   }
 
-  override protected def initializeInternal(partitionIndex: Int): Unit =
+  override protected def initializeInternal(partitionIndex: Int): Unit = {
     segments = new ArrivalScan.Segments
+    lastOfKey = new JHashMap[UTF8String, ArrivalScan.Running]()
+  }
 
-  override protected def evalInternal(input: InternalRow): Any = {
-    val f = file.eval(input).asInstanceOf[UTF8String]
-    val k = key.eval(input).asInstanceOf[UTF8String]
+  override protected def evalInternal(input: InternalRow): Any =
+    next(file.eval(input), key.eval(input), position.eval(input), value.eval(input), null, null)
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode =
+    ArrivalScan.call(ctx, ev, this, "next", boxed = true)
+
+  /** The row's answer from its values (boxed, null for NULL; the settings are literals, read
+    * once), the state moved on. */
+  def next(fileValue: Any, keyValue: Any, where: Any, v: Any, seedsText: Any,
+           carryValue: Any): java.lang.Long = {
+    val f = fileValue.asInstanceOf[UTF8String]
+    val k = keyValue.asInstanceOf[UTF8String]
     if (f == null || k == null) return null
-    val p = position.eval(input).asInstanceOf[Long]
+    val p = where.asInstanceOf[Long]
     var state = segments.get(f, k)
     if (state == null) {
       val segment = f.toString + "\u0000" + k.toString
-      val seed = if (seedOf.containsKey(segment)) seedOf.get(segment)
+      var seed = if (seedOf.containsKey(segment)) seedOf.get(segment)
         else seedOf.get(ArrivalScan.AnyFile + "\u0000" + k.toString)
+      if (carrying) {
+        val before = lastOfKey.get(k)
+        if (before != null && before.through != null &&
+            (seed == null || before.through.longValue > seed.longValue)) seed = before.through
+      }
       state = new ArrivalScan.Running(Long.MinValue, 0L, seed, seed)
       segments.add(k, state)
+      if (carrying) lastOfKey.put(k.copy(), state)
     } else if (state.position == p) {
       return state.before
     }
     state.position = p
     state.before = state.through
-    val v = value.eval(input)
     if (v != null) {
       val x = v.asInstanceOf[Long]
       if (state.through == null || x > state.through) state.through = java.lang.Long.valueOf(x)
@@ -149,8 +208,8 @@ case class PriorMax(file: Expression, key: Expression, position: Expression, val
 
   override def nullable: Boolean = true
   override def dataType: DataType = LongType
-  override def children: Seq[Expression] = Seq(file, key, position, value, seeds)
+  override def children: Seq[Expression] = Seq(file, key, position, value, seeds, carry)
   override protected def withNewChildrenInternal(c: IndexedSeq[Expression]): PriorMax =
-    copy(file = c(0), key = c(1), position = c(2), value = c(3), seeds = c(4))
+    copy(file = c(0), key = c(1), position = c(2), value = c(3), seeds = c(4), carry = c(5))
   override def prettyName: String = ArrivalScan.PriorName
 }
