@@ -39,7 +39,7 @@ from asaql.spark.operators.arrival_segments import (
     carried_seeds, fits, prior_largest, segment_seeds,
 )
 from asaql.spark.operators.native_state import NativeState, advance_clock
-from asaql.spark.operators.step_frames import conform, known, with_key_values
+from asaql.spark.operators.step_frames import conform, known, union_all, with_key_values
 from asaql.spark.operators.step_stats import (
     before_order, late_sample, malformed, malformed_count, observed, order_flags,
     read_observed, segment_columns, stats_columns,
@@ -109,8 +109,8 @@ class NativeStep:
         if passes and self.fusable and not ordered:
             return self._fused(batch, batch_id, state, passes == 1, groups)
         if passes == 1 and self.fusable:  # one windowed statement, one file or a topic
-            fused = self._fused_window(batch, batch_id, state, previous)
-            if fused is not None:
+            fused = self._fused_window(batch, batch_id, state, previous, groups)
+            if fused is not None or groups is not None:  # None: run it again from the stream
                 return fused
         rows, scanned, seen = self._policy(batch, state, ordered)
         flags = None  # the out-of-order rule's counts, observed on the first window's pass
@@ -154,7 +154,12 @@ class NativeStep:
         if ordered and not spec.event_columns and not (seen is None or seen["malformed"]):
             self.counts["step_rows"] = closed  # the writer's rows: the windows closed
         self._save(state, batch_id)
-        return _union(parts, self.out_schema)
+        return union_all(parts, self.out_schema)
+
+    @property
+    def seeded(self) -> bool:
+        """Whether the out-of-order rule needs seeds: not by arrival time."""
+        return self.spec.policy.ooo_us < UNBOUNDED_DISORDER
 
     @property
     def fusable(self) -> bool:
@@ -194,7 +199,7 @@ class NativeStep:
         return parts, closing.get("*") if spec.scope == "combined" else None, closed
 
     def _fused_window(self, batch: DataFrame, batch_id: int, state: NativeState,
-                      previous: int | None) -> DataFrame | None:
+                      previous: int | None, groups: list | None = None) -> DataFrame | None:
         """One windowed statement over a micro-batch of one file or a topic in one Spark job:
         the policy with each key's seeds carried from the micro-batch before, its statistics
         and segments observed on the pass that merges the windows' partials, which come to
@@ -202,11 +207,8 @@ class NativeStep:
         for a row (`fits`) or the partials are too many for the driver: the two-pass way then
         (`segment_seeds`' cache pass, and the windows' job)."""
         spec, policy = self.spec, self.spec.policy
-        segments = policy.ooo_us < UNBOUNDED_DISORDER
-        rows, _, _ = self._policy(batch, state, True,
-                                  carried_seeds(state.largest) if segments else None)
-        if segments:
-            rows = rows.select("*", *segment_columns())
+        segments = self.seeded
+        rows = self._carried(batch, state, True, segments, groups)
         observation = Observation(f"asaql_window_{id(self)}_{batch_id}_{id(batch)}")
         observed_rows = rows.observe(observation, *observed(segments, policy.ooo_us),
                                      malformed_count())
@@ -220,7 +222,8 @@ class NativeStep:
             return None
         seen = observation.get
         stats, found, late = read_observed(seen)
-        if segments and not fits(found, state.largest, policy.ooo_us):
+        if segments and not (fits(found, state.largest, policy.ooo_us)
+                             and (groups is None or read_in_order(found, groups))):
             return None
         ended, invoked = self._advance(state, stats)
         marks = self._watermarks(state, invoked)
@@ -234,7 +237,7 @@ class NativeStep:
         if not seen["malformed"]:
             self.counts["step_rows"] = closed  # the writer's rows: the windows closed
         self._save(state, batch_id)
-        return _union(parts, self.out_schema)
+        return union_all(parts, self.out_schema)
 
     def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
                carried: bool, groups: list | None = None) -> DataFrame:
@@ -243,13 +246,8 @@ class NativeStep:
         `carried`: the out-of-order rule starts every file of a key from the key's largest of
         earlier micro-batches (and `groups`' runs from file to file: the warm-up files' rows
         then go), and `settle` checks that against the micro-batch's segments."""
-        segments = carried and self.spec.policy.ooo_us < UNBOUNDED_DISORDER
-        rows, _, _ = self._policy(batch, state, False,
-                                  carried_seeds(state.largest) if carried else None, groups)
-        if groups is not None:
-            rows = rows.where(not_warmup())
-        if segments:
-            rows = rows.select("*", *segment_columns())
+        segments = carried and self.seeded
+        rows = self._carried(batch, state, False, carried, groups)
         observation = Observation(f"asaql_step_{id(self)}_{batch_id}_{id(batch)}")
         rows = rows.observe(observation, *observed(segments, self.spec.policy.ooo_us))
         self.pending = (observation, state, batch_id, segments, groups)
@@ -288,6 +286,17 @@ class NativeStep:
         self.cached.clear()
 
     # ------------------------------------------------------------------ policy
+    def _carried(self, batch: DataFrame, state: NativeState, ordered: bool, carried: bool,
+                 groups: list | None) -> DataFrame:
+        """The policy'd rows of a one-pass step: seeds carried from earlier micro-batches (and
+        from file to file of `groups`' runs, whose warm-up rows then go), the segments' columns
+        for `fits`; `carried` False: no seeds (the seeds' scan, or none needed)."""
+        rows, _, _ = self._policy(batch, state, ordered,
+                                  carried_seeds(state.largest) if carried else None, groups)
+        if groups is not None:
+            rows = rows.where(not_warmup())
+        return rows.select("*", *segment_columns()) if carried and self.seeded else rows
+
     def _policy(self, batch: DataFrame, state: NativeState, ordered: bool,
                 seeds: dict | None = None,
                 groups: list | None = None) -> tuple[DataFrame, DataFrame | None, dict | None]:
@@ -431,14 +440,6 @@ def _malformed_rows(rows: DataFrame) -> DataFrame:
     """The micro-batch's malformed records, as the step's output rows give them."""
     return rows.where(malformed()).select(C.FILE, C.LINE, C.ERROR, C.RAW,
                                           F.lit(C.EVENT).alias(C.ROW_KIND))
-
-
-def _union(parts: list, schema: T.StructType) -> DataFrame:
-    stepped = None
-    for part in parts:
-        conformed = conform(part, schema)
-        stepped = conformed if stepped is None else stepped.unionByName(conformed)
-    return stepped
 
 
 def _batch_of(path: Path) -> int:

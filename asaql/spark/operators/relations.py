@@ -117,8 +117,9 @@ class NativeBatch:
     ordered: DataFrame | None = None
 
     def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
-                 groups: list | None = None) -> DataFrame:
-        return _named_back(self.step(batch, batch_id, passes, groups), self.renames)
+                 groups: list | None = None) -> DataFrame | None:
+        stepped = self.step(batch, batch_id, passes, groups)
+        return None if stepped is None else _named_back(stepped, self.renames)
 
     @property
     def counts(self) -> dict | None:
@@ -133,10 +134,10 @@ class NativeBatch:
         return self.step.folder
 
     @property
-    def ordered_input(self) -> DataFrame | None:
-        """The step's input over runs of files (`ordered`), when its one pass can take them:
-        no windows."""
-        return self.ordered if self.step.fusable and not self.step.spec.ordered else None
+    def seeded(self) -> bool:
+        """Whether the step's one pass needs each file's seeds of the out-of-order rule (with
+        TIMESTAMP BY; not by arrival time)."""
+        return self.step.seeded
 
     @property
     def fused(self) -> bool:

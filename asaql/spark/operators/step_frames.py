@@ -42,3 +42,12 @@ def with_key_values(frame: DataFrame, key: str, name: str, values: dict,
         list(given.items()), T.StructType([T.StructField("_k", T.StringType()),
                                            T.StructField(name, T.LongType())]))
     return frame.join(F.broadcast(table), frame[key] == table["_k"], "left").drop("_k")
+
+
+def union_all(parts: list, schema: T.StructType) -> DataFrame:
+    """The parts, each conformed to `schema`, one after the other."""
+    stepped = None
+    for part in parts:
+        conformed = conform(part, schema)
+        stepped = conformed if stepped is None else stepped.unionByName(conformed)
+    return stepped

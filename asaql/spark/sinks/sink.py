@@ -415,13 +415,16 @@ class SteppedBatch:
         files = None if entries is None else [path for path, _ in entries]
         data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
         try:  # the step counts, in the driver, what the writer then need not observe
-            ordered = self.step.ordered_input if len(data) > 1 else None
-            if ordered is not None:  # a run of files per task, in arrival order: one pass
+            stepped = None
+            if len(data) > 1 and self.step.ordered is not None and self.step.seeded:
+                # a run of files per task, in arrival order: one pass (ordered_files.py)
                 groups = reading_groups(entries, _cores(batch.sparkSession))
                 write_groups(self.step.folder, groups)
-                stepped = self.step(ordered, batch_id, passes=1, groups=groups)
-            else:
-                stepped = self.step(batch, batch_id, passes=1 if len(data) <= 1 else 2)
+                stepped = self.step(self.step.ordered, batch_id, passes=1, groups=groups)
+            elif len(data) <= 1 or not self.step.seeded:  # no seeds needed: any files
+                stepped = self.step(batch, batch_id, passes=1)
+            if stepped is None:  # the one pass could not vouch for its windows' seeds
+                stepped = self.step(batch, batch_id, passes=2)
             if not self.step.fused:
                 self.writer(stepped, batch_id, counts=self.step.counts)
                 return

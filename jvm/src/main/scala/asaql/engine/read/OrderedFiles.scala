@@ -95,31 +95,32 @@ class OrderedFilesReaders(conf: SerializableConfiguration) extends PartitionRead
     new OrderedFilesReader(partition.asInstanceOf[OrderedFiles.Group], conf.value)
 }
 
-/** One row per file of the group, in order: the file's whole text (UTF-8, as Spark's text
-  * source decodes it). The paths are those of the file source's log (file:///x). */
+/** One row per file of the group that is not empty, in order: the file's whole text (UTF-8,
+  * as Spark's text source decodes it). The paths are those of the file source's log
+  * (file:///x). */
 class OrderedFilesReader(group: OrderedFiles.Group, conf: Configuration)
   extends PartitionReader[InternalRow] {
   private var at = -1
   private var row: InternalRow = _
 
+  /** The next file that is not empty (Spark's text source gives no row for an empty one). */
   override def next(): Boolean = {
-    at += 1
     row = null
-    at < group.files.length
-  }
-
-  override def get(): InternalRow = {
-    if (row == null) {
+    while (row == null && at + 1 < group.files.length) {
+      at += 1
       val file = group.files(at)
       val path = new Path(new java.net.URI(file.path))
       val in = path.getFileSystem(conf).open(path)
       val bytes = try in.readAllBytes() finally in.close()
       // named as Spark's file source names it in `_metadata.file_path` (file:/x, not file:///x)
-      row = InternalRow(UTF8String.fromBytes(bytes), UTF8String.fromString(new Path(path.toString).toUri.toString),
-        file.modified * 1000L, file.warmup)
+      if (bytes.nonEmpty) row = InternalRow(UTF8String.fromBytes(bytes),
+        UTF8String.fromString(new Path(path.toString).toUri.toString), file.modified * 1000L,
+        file.warmup)
     }
-    row
+    row != null
   }
+
+  override def get(): InternalRow = row
 
   override def close(): Unit = ()
 }

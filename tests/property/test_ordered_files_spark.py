@@ -1,0 +1,156 @@
+"""A micro-batch's files read in runs, in arrival order (asaql/spark/sources/ordered_files.py,
+OrderedFiles.scala), and the one pass that carries each key's largest from file to file.
+
+Checked here: the reader gives what Spark's text source gives (the whole text, the file's path
+as `_metadata` names it, its modification time); the runs; and, on random files of random
+partitions (late, early and out-of-order events, arrivals in order or anywhere), that a
+pass-through or a windowed query writes the general step's lines whether the one pass was kept
+or refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from urllib.parse import unquote
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from asaql.compiler.pipeline import compile_query
+from asaql.plan.policy import EventOrderingPolicy
+from asaql.spark.operators.native_step import NativeStep
+from asaql.spark.sources.ordered_files import (
+    GROUPS_FILE, ordered_files, reading_groups, write_groups,
+)
+from spark_harness import lines_of_both_steps, property_settings
+
+EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 6, 4)
+EPOCH = datetime(2024, 3, 1, tzinfo=timezone.utc)
+
+
+def _moment(seconds: float) -> str:
+    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def test_the_reader_gives_what_sparks_text_source_gives(spark, tmp_path):
+    folder = tmp_path / "in 50% done"
+    folder.mkdir()
+    texts = {"b é.jsonl": '{"a": 1}\r\n{"a": 2}\n', "a.jsonl": "\ufeff{\"a\": 3}", "c.jsonl": ""}
+    for number, (name, text) in enumerate(texts.items()):
+        (folder / name).write_text(text, encoding="utf-8")
+        os.utime(folder / name, (1_700_000_000 + number, 1_700_000_000 + number))
+    native = spark.read.format("text").option("wholetext", "true").load(str(folder)) \
+        .select("value", "_metadata.file_path", "_metadata.file_modification_time").collect()
+    by_path = {row["file_path"]: row for row in native}
+    entries = [((folder / name).as_uri(), 1_700_000_000_000 + number * 1000)
+               for number, name in enumerate(texts)]
+    groups = reading_groups(entries, 2, size=lambda path: 10)
+    write_groups(tmp_path, groups)
+    read = ordered_files(spark, str(tmp_path / GROUPS_FILE)).select(
+        "value", "_metadata.file_path", "_metadata.file_modification_time",
+        "_metadata.warmup").collect()
+    # in the order of the runs, each file whole, named and dated as Spark names and dates it,
+    # and no row for the empty file (Spark's source gives none)
+    named = [(unquote(f["path"]).rsplit("/", 1)[1], f["warmup"]) for g in groups for f in g]
+    assert [(unquote(row["file_path"]).rsplit("/", 1)[1], row["warmup"]) for row in read] == \
+        [(n, w) for n, w in named if n != "c.jsonl"]
+    for row in read:
+        assert row["file_path"] in by_path, (row["file_path"], list(by_path))
+        same = by_path[row["file_path"]]
+        assert (row["value"], row["file_modification_time"]) == \
+            (same["value"], same["file_modification_time"])
+    assert {row["file_path"] for row in read} == set(by_path)
+
+
+def test_runs_follow_the_source_order_and_warm_up_on_the_file_before():
+    entries = [(f"file:///in/f{n:02d}", 1000 + n // 2) for n in range(9)][::-1]
+    groups = reading_groups(entries, 3, size=lambda path: 100)
+    own = [[f["path"] for f in g if not f["warmup"]] for g in groups]
+    assert [p for run in own for p in run] == [f"file:///in/f{n:02d}" for n in range(9)]
+    assert len(groups) == 3 and not any(f["warmup"] for f in groups[0])
+    for before, run in zip(groups, groups[1:]):
+        assert run[0]["warmup"] and run[0]["path"] == before[-1]["path"]
+    assert reading_groups(entries[:1], 4, size=lambda path: 1) == \
+        [[{"path": entries[0][0], "modified": entries[0][1], "warmup": False}]]
+
+
+files_of_events = st.lists(st.lists(st.tuples(st.sampled_from(["d1", "d2", "d3"]),
+                                              st.integers(0, 1), st.integers(0, 30),
+                                              st.integers(-12, 12)),
+                                    min_size=1, max_size=12), min_size=3, max_size=6)
+
+
+def test_a_wrong_guess_is_refused_and_the_micro_batch_runs_the_two_passes(spark, tmp_path,
+                                                                         monkeypatch):
+    """The largest before the second run is in the first file, not in its warm-up file, and
+    the run's first event falls under it: the one pass is refused, then the two passes."""
+    taken = _both_steps([[("d1", 0, 10, 12)], [("d1", 0, 11, 0)],
+                         [("d1", 0, 12, -12), ("d1", 0, 13, 0)]], False, False, spark, tmp_path,
+                        monkeypatch)
+    assert taken == [(True, 1), (False, 2)]
+
+
+def test_runs_read_out_of_arrival_order_are_refused(spark, tmp_path, monkeypatch):
+    """A later file's events arrive before an earlier one's: what a run carried into a file
+    may come from after it, so the one pass is not kept (windows: nothing was written)."""
+    taken = _both_steps([[("d1", 0, 30, 12)], [("d1", 0, 0, 0)], [("d2", 1, 5, 0)]], False, True,
+                        spark, tmp_path, monkeypatch)
+    assert taken == [(True, 1), (False, 2)]
+
+
+@property_settings(EXAMPLES)
+@given(files=files_of_events, in_order=st.booleans(), windows=st.booleans())
+def test_runs_of_files_give_the_general_steps_lines(files, in_order, windows, spark, tmp_path,
+                                                     monkeypatch):
+    """Arrivals per event (EventEnqueuedUtcTime), each file's after the file before's or
+    anywhere: the native step (its one pass over runs of files, kept or refused) writes the
+    general step's lines."""
+    taken = _both_steps(files, in_order, windows, spark, tmp_path, monkeypatch)
+    assert taken[0] == (True, 1)  # the runs of files were tried first
+
+
+def _both_steps(files, in_order: bool, windows: bool, spark, tmp_path, monkeypatch) -> list:
+    """The files' events through both steps, their lines held equal; → the native step's
+    calls: (read in runs, passes)."""
+    taken: list = []
+    call = NativeStep.__call__
+
+    def counted(step, batch, batch_id, passes=0, groups=None):
+        taken.append((groups is not None, passes))
+        return call(step, batch, batch_id, passes, groups)
+
+    monkeypatch.setattr(NativeStep, "__call__", counted)
+    work = Path(tempfile.mkdtemp(dir=tmp_path))
+    try:
+        folder = work / "input"
+        folder.mkdir()
+        seq = 0
+        for number, records in enumerate(files):
+            chosen = sorted(records, key=lambda r: r[2]) if in_order else records
+            lines = []
+            for device, partition, second, offset in chosen:
+                seq += 1
+                arrival = number * 31 + second if in_order else second
+                lines.append(json.dumps({
+                    "seq": seq, "deviceId": device, "PartitionId": partition,
+                    "EventEnqueuedUtcTime": _moment(arrival),
+                    "EventTime": _moment(arrival + offset)}))
+            path = folder / f"part-{number}.jsonl"
+            path.write_text("\n".join(lines) + "\n")
+            os.utime(path, (1_700_000_000 + number,) * 2)
+        query = ("SELECT deviceId, COUNT(*) AS n, System.Timestamp() AS ts INTO events FROM "
+                 "input TIMESTAMP BY EventTime PARTITION BY PartitionId GROUP BY deviceId, "
+                 "PartitionId, TumblingWindow(second, 5)" if windows else
+                 "SELECT seq, System.Timestamp() AS ts INTO events "
+                 "FROM input TIMESTAMP BY EventTime")
+        compiled = compile_query(query, EventOrderingPolicy.from_options("6s", "2s"))
+        lines = lines_of_both_steps(spark, compiled, folder, work, outputs=("events",))
+        assert lines["native"] == lines["general"]
+        return taken
+    finally:
+        monkeypatch.setattr(NativeStep, "__call__", call)
+        shutil.rmtree(work, ignore_errors=True)
