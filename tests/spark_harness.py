@@ -187,3 +187,28 @@ def lines_of_both_steps(spark, compiled, folder: Path, work: Path,
         lines[step] = {name: Path(path).read_text() if Path(path).exists() else ""
                        for name, path in paths.items()}
     return lines
+
+
+def write_arrival_files(folder: Path, files, in_order: bool, shift: int = 0) -> None:
+    """Files of (device, partition, second, offset) events: each event arrives
+    (EventEnqueuedUtcTime) at `second` and happened `offset` + `shift` seconds after; in order,
+    each file's arrivals sorted and after the file before's (an event hub's capture files),
+    else anywhere in 30 s. Each file is a second younger than the one before it."""
+    seq = 0
+    for number, records in enumerate(files):
+        chosen = sorted(records, key=lambda r: r[2]) if in_order else records
+        lines = []
+        for device, partition, second, offset in chosen:
+            seq += 1
+            arrival = number * 31 + second if in_order else second
+            lines.append(json.dumps({
+                "seq": seq, "deviceId": device, "PartitionId": partition,
+                "EventEnqueuedUtcTime": _moment(arrival),
+                "EventTime": _moment(arrival + offset + shift)}))
+        path = folder / f"part-{number}.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        os.utime(path, (1_700_000_000 + number,) * 2)
+
+
+def _moment(second: int) -> str:
+    return f"2021-01-01T00:{second // 60:02d}:{second % 60:02d}Z"

@@ -37,7 +37,8 @@ from asaql.spark.session.relay import ReportReader
 from asaql.spark.session.builder import build_session, prepare_for_run
 from asaql.spark.sources.addresses import FileNames
 from asaql.spark.sinks.output_sinks import output_sink, safe_name
-from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink, SteppedBatch
+from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
+from asaql.spark.sinks.stepped_batch import SteppedBatch
 from asaql.spark.sources.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"

@@ -1,8 +1,8 @@
-"""The native step without windows counts on the writer's own pass (asaql/spark/sinks/sink.py's
-SteppedBatch, native_step.py's `_fused` and `settle`): one pass when a micro-batch reads one
-file, its seeds carried from the micro-batch before; two when it reads several (the segments'
-seeds first, observed on the pass that fills the cache); and the one pass run again the other
-way when its seeds were not the micro-batch's. Through the real `asaql run` on the shared
+"""The native step without windows counts on the writer's own pass (asaql/spark/sinks/
+stepped_batch.py, native_step.py's `_fused` and `settle`): one pass when a micro-batch reads one
+file, its seeds carried from the micro-batch before; one pass over runs of files when it reads
+several (ordered_files.py); two (the segments' seeds first, observed on the pass that fills the
+cache) when that pass cannot vouch for its seeds. Through the real `asaql run` on the shared
 session, every way gives the general step's bytes, and a one-file micro-batch written by the
 driver is one Spark job."""
 
@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.spark.sinks import sink
+from asaql.spark.sinks import stepped_batch
 from asaql.spark.operators.native_step import NativeStep
 
 IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
@@ -93,7 +93,8 @@ def _counts(summary: str) -> str:
 @pytest.mark.parametrize("collect_below", [10**9, -1], ids=["driver", "executors"])
 def test_one_and_two_passes_give_the_general_steps_bytes(spark, input_folder, tmp_path,
                                                           monkeypatch, collect_below):
-    monkeypatch.setattr(sink, "COLLECT_BELOW_BYTES", collect_below)
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW_BYTES", collect_below)
+    monkeypatch.setattr(stepped_batch, "RUNS_FROM_BYTES", 0)  # these small files too
     # a file's lines are ordered within each micro-batch: each way against the general step
     # with the same micro-batches
     general, general_summary = _run(input_folder, tmp_path / "general", "--step", "general")
@@ -135,7 +136,7 @@ def test_a_one_file_micro_batch_is_one_spark_job(spark, input_folder, tmp_path, 
     for the executors' ordered file makes that two jobs, as Spark's adaptive execution runs
     each shuffle's stage as a job)."""
     jobs: list[int] = []
-    call = sink.SteppedBatch.__call__
+    call = stepped_batch.SteppedBatch.__call__
 
     def counted(self, batch, batch_id):
         tracker = batch.sparkSession.sparkContext.statusTracker()
@@ -144,6 +145,6 @@ def test_a_one_file_micro_batch_is_one_spark_job(spark, input_folder, tmp_path, 
         call(self, batch, batch_id)
         jobs.append(len(set(tracker.getJobIdsForGroup(group)) - before))
 
-    monkeypatch.setattr(sink.SteppedBatch, "__call__", counted)
+    monkeypatch.setattr(stepped_batch.SteppedBatch, "__call__", counted)
     _run(input_folder, tmp_path / "one", "--max-files-per-trigger", "1")
     assert jobs == [1] * 8

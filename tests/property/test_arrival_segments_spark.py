@@ -9,7 +9,6 @@ general step, which sorts every event itself)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
@@ -25,7 +24,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.spark.operators import arrival_segments
 from asaql.spark.operators.arrival_segments import prior_largest, segment_seeds
-from spark_harness import lines_of_both_steps, property_settings
+from spark_harness import lines_of_both_steps, property_settings, write_arrival_files
 
 EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 4, 5)
 SCHEMA = T.StructType([T.StructField(C.FILE, T.StringType()), T.StructField(C.KEY, T.StringType()),
@@ -87,10 +86,6 @@ def test_too_many_segments_are_sorted(spark, monkeypatch):
     assert _seeds(spark, rows) is None
 
 
-def _moment(second: int) -> str:
-    return f"2021-01-01T00:{second // 60:02d}:{second % 60:02d}Z"
-
-
 files_of_events = st.lists(st.lists(st.tuples(st.sampled_from(["d1", "d2", "d3"]),
                                               st.integers(0, 1), st.integers(0, 30),
                                               st.integers(-8, 12)),
@@ -109,21 +104,7 @@ def test_any_arrival_order_gives_the_general_steps_lines(files, in_order, scope,
     try:
         folder = work / "input"
         folder.mkdir()
-        seq = 0
-        for number, records in enumerate(files):
-            # in order: each file's arrivals sorted and after the file before's (an event hub's
-            # capture files), so the native step scans; else anywhere in 30 s (it sorts)
-            chosen = sorted(records, key=lambda r: r[2]) if in_order else records
-            lines = []
-            for device, partition, second, offset in chosen:
-                seq += 1
-                arrival = number * 31 + second if in_order else second
-                lines.append(json.dumps({
-                    "seq": seq, "deviceId": device, "PartitionId": partition,
-                    "EventEnqueuedUtcTime": _moment(arrival),
-                    "EventTime": _moment(arrival + offset + 8)}))
-            path = folder / f"part-{number}.jsonl"
-            path.write_text("\n".join(lines) + "\n")
+        write_arrival_files(folder, files, in_order, shift=8)
         groups = "deviceId, PartitionId" if scope else "deviceId"
         compiled = compile_query(
             f"SELECT seq, System.Timestamp() AS ts INTO events "

@@ -9,11 +9,9 @@ or refused."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -23,18 +21,13 @@ from hypothesis import strategies as st
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
 from asaql.spark.operators.native_step import NativeStep
+from asaql.spark.sinks import stepped_batch
 from asaql.spark.sources.ordered_files import (
     GROUPS_FILE, ordered_files, reading_groups, write_groups,
 )
-from spark_harness import lines_of_both_steps, property_settings
+from spark_harness import lines_of_both_steps, property_settings, write_arrival_files
 
 EXAMPLES = max(int(os.environ.get("ASAQL_PROPERTY_EXAMPLES", "40")) // 6, 4)
-EPOCH = datetime(2024, 3, 1, tzinfo=timezone.utc)
-
-
-def _moment(seconds: float) -> str:
-    return (EPOCH + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
 
 def test_the_reader_gives_what_sparks_text_source_gives(spark, tmp_path):
     folder = tmp_path / "in 50% done"
@@ -124,24 +117,12 @@ def _both_steps(files, in_order: bool, windows: bool, spark, tmp_path, monkeypat
         return call(step, batch, batch_id, passes, groups)
 
     monkeypatch.setattr(NativeStep, "__call__", counted)
+    monkeypatch.setattr(stepped_batch, "RUNS_FROM_BYTES", 0)  # these small files too
     work = Path(tempfile.mkdtemp(dir=tmp_path))
     try:
         folder = work / "input"
         folder.mkdir()
-        seq = 0
-        for number, records in enumerate(files):
-            chosen = sorted(records, key=lambda r: r[2]) if in_order else records
-            lines = []
-            for device, partition, second, offset in chosen:
-                seq += 1
-                arrival = number * 31 + second if in_order else second
-                lines.append(json.dumps({
-                    "seq": seq, "deviceId": device, "PartitionId": partition,
-                    "EventEnqueuedUtcTime": _moment(arrival),
-                    "EventTime": _moment(arrival + offset)}))
-            path = folder / f"part-{number}.jsonl"
-            path.write_text("\n".join(lines) + "\n")
-            os.utime(path, (1_700_000_000 + number,) * 2)
+        write_arrival_files(folder, files, in_order, shift=12)
         query = ("SELECT deviceId, COUNT(*) AS n, System.Timestamp() AS ts INTO events FROM "
                  "input TIMESTAMP BY EventTime PARTITION BY PartitionId GROUP BY deviceId, "
                  "PartitionId, TumblingWindow(second, 5)" if windows else
@@ -152,5 +133,5 @@ def _both_steps(files, in_order: bool, windows: bool, spark, tmp_path, monkeypat
         assert lines["native"] == lines["general"]
         return taken
     finally:
-        monkeypatch.setattr(NativeStep, "__call__", call)
+        monkeypatch.undo()
         shutil.rmtree(work, ignore_errors=True)

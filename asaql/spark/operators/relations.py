@@ -9,6 +9,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
@@ -113,8 +114,17 @@ class NativeBatch:
 
     step: NativeStep
     renames: dict
-    # the step's input read by ordered_files.py (JSON-lines files), or None
-    ordered: DataFrame | None = None
+    # → the step's input read by ordered_files.py (JSON-lines files), or None
+    reading: Callable[[], DataFrame] | None = None
+    made: list = field(default_factory=list)  # what `reading` made, once
+
+    @property
+    def ordered(self) -> DataFrame | None:
+        """The step's input over runs of files, made once, when first wanted (a run of small
+        micro-batches never pays for its planning)."""
+        if self.reading is not None and not self.made:
+            self.made.append(self.reading())
+        return self.made[0] if self.made else None
 
     def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
                  groups: list | None = None) -> DataFrame | None:
@@ -231,10 +241,11 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             and general_step_reason(source, group.writes) is None and reason is None:
         ordered = None  # the step's input over the micro-batch's files in arrival order
         if jvm and not group.held and ordered_reading(source, path, fmt):
-            files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
-            ordered = step_input_of(stamp_events(read_source(
-                spark, source, path, schema, control, None, fmt, jvm, files=files),
-                source, scope))
+            def ordered() -> DataFrame:  # made at the first micro-batch of several files
+                files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
+                return step_input_of(stamp_events(read_source(
+                    spark, source, path, schema, control, None, fmt, jvm, files=files),
+                    source, scope))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,
                                  ordered)

@@ -5,7 +5,6 @@ summary. All of it runs in the driver, once per micro-batch."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from dataclasses import dataclass, field, replace
@@ -14,10 +13,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, Observation
 from pyspark.sql import functions as F
 
-from asaql.errors import ConfigurationError
-from asaql.inputs.locations import local_path
 from asaql.runtime import columns as C
-from asaql.spark.sources.control import CONTROL_FOLDER
 from asaql.spark.sources.addresses import FileNames, record_address
 from asaql.spark.sinks.line_sink import (
     DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
@@ -25,8 +21,6 @@ from asaql.spark.sinks.line_sink import (
 from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.sinks.output_journal import Committed, JournaledFile
-from asaql.spark.sources.ordered_files import reading_groups, write_groups
-from asaql.spark.sources.source_log import micro_batch_entries
 from asaql.spark.sources.step_input import STAGE_WATERMARK
 
 
@@ -392,66 +386,3 @@ def _counters(stateful: bool) -> tuple:
             F.collect_list(C.WATERMARKS).alias("marks"),
             F.first(C.LATE_SAMPLE, ignorenulls=True).alias("late_sample"),
             malformed, failed)
-
-
-class SteppedBatch:
-    """foreachBatch of a group whose step is native: the micro-batch through the step, then
-    the writer; the step's cached frames are released after the writer's passes.
-
-    Without windows (and with the JVM engine) the step counts on the writer's own pass and
-    settles before anything is published: in that one pass when the micro-batch reads at most
-    one file (or a topic), its seeds carried from the micro-batch before; else after a first
-    pass that works out the seeds of the micro-batch's segments (arrival_segments.py). When
-    the one pass's seeds were not the micro-batch's, it runs again the other way."""
-
-    def __init__(self, step, writer: BatchWriter, checkpoint: str):
-        self.step = step
-        self.writer = writer
-        self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
-
-    def __call__(self, batch, batch_id: int) -> None:
-        # the file source's log is read only for a step that may use it
-        entries = micro_batch_entries(self.checkpoint, batch_id) if self.step.fusable else None
-        files = None if entries is None else [path for path, _ in entries]
-        data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
-        try:  # the step counts, in the driver, what the writer then need not observe
-            stepped = None
-            if len(data) > 1 and self.step.ordered is not None and self.step.seeded:
-                # a run of files per task, in arrival order: one pass (ordered_files.py)
-                groups = reading_groups(entries, _cores(batch.sparkSession))
-                write_groups(self.step.folder, groups)
-                stepped = self.step(self.step.ordered, batch_id, passes=1, groups=groups)
-            elif len(data) <= 1 or not self.step.seeded:  # no seeds needed: any files
-                stepped = self.step(batch, batch_id, passes=1)
-            if stepped is None:  # the one pass could not vouch for its windows' seeds
-                stepped = self.step(batch, batch_id, passes=2)
-            if not self.step.fused:
-                self.writer(stepped, batch_id, counts=self.step.counts)
-                return
-            small = _bytes(files) <= COLLECT_BELOW_BYTES
-            if not self.writer(stepped, batch_id, settle=self.step.settle, small=small):
-                # the one pass's seeds were not the micro-batch's: nothing was published
-                self.step.release()
-                self.writer(self.step(batch, batch_id, passes=2), batch_id,
-                            settle=self.step.settle, small=small)
-        finally:
-            self.step.release()
-
-
-def _cores(spark) -> int:
-    """The tasks Spark runs at once (a Spark Connect session does not say: two)."""
-    try:
-        return spark.sparkContext.defaultParallelism
-    except Exception:  # noqa: BLE001 - Connect has no SparkContext
-        return 2
-
-
-def _bytes(files: list[str] | None) -> float:
-    """The size of a micro-batch's files; infinite when unknown (a topic, a remote file)."""
-    total = 0
-    for location in files if files is not None else ():
-        try:
-            total += os.path.getsize(local_path(location, "input"))
-        except (OSError, ConfigurationError):
-            return math.inf
-    return total if files is not None else math.inf

@@ -1,0 +1,110 @@
+"""Where a run's time goes: each Spark job and each task's CPU, from Spark's event log.
+
+    python benchmarks/job_breakdown.py [--query passthrough] [--output out.jsonl]
+        [--events 1000000] [--files 20] [--repeats 2]
+
+Runs one of benchmarks/targets.py's queries through `asaql.run` on one `local[2]` session with
+asaql's settings and Spark's event log on, `--repeats` times (the first in a cold JVM, the
+others warm), then prints per run its wall time and per Spark job its start, duration and
+stages, and per stage its tasks' wall and CPU time (JIT warm-up shows as a cold run's larger
+CPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from policy_throughput import generate  # noqa: E402
+from targets import QUERIES  # noqa: E402
+
+
+def session(event_log: Path):
+    from pyspark.sql import SparkSession
+
+    from asaql.jvm.engine import engine_jar
+    from asaql.spark.jvm_functions import session_settings
+    from asaql.spark.session.builder import SESSION_CONF
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.master("local[2]").appName("asaql-breakdown")
+    settings = {**SESSION_CONF, **session_settings(engine_jar()),
+                "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
+                "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(event_log),
+                "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def report(event_log: Path) -> None:
+    jobs, tasks, first = {}, {}, None
+    for log in sorted(event_log.iterdir()):
+        for line in log.open(encoding="utf-8"):
+            event = json.loads(line)
+            kind = event["Event"]
+            if kind == "SparkListenerJobStart":
+                first = first or event["Submission Time"]
+                jobs[event["Job ID"]] = [event["Submission Time"], None,
+                                         [s["Stage ID"] for s in event["Stage Infos"]]]
+            elif kind == "SparkListenerJobEnd":
+                jobs[event["Job ID"]][1] = event["Completion Time"]
+            elif kind == "SparkListenerTaskEnd":
+                info, metrics = event["Task Info"], event["Task Metrics"] or {}
+                tasks.setdefault(event["Stage ID"], []).append(
+                    ((info["Finish Time"] - info["Launch Time"]) / 1000,
+                     metrics.get("Executor CPU Time", 0) / 1e9))
+    for job, (start, end, stages) in sorted(jobs.items()):
+        ran = [f"stage {s}: " + ", ".join(f"{wall:.2f} s ({cpu:.2f} CPU)"
+                                          for wall, cpu in tasks[s]) for s in stages if s in tasks]
+        print(f"job {job:3d} at {(start - first) / 1000:6.2f} s, {(end - start) / 1000:5.2f} s; "
+              + "; ".join(ran))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--query", default="passthrough", choices=sorted(QUERIES))
+    parser.add_argument("--output", default="out.jsonl")
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=20)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    from asaql.compiler.pipeline import compile_query
+    from asaql.plan.policy import EventOrderingPolicy
+    from asaql.run.runner import RunOptions, run
+
+    work = Path(tempfile.mkdtemp(prefix="asaql-breakdown-"))
+    try:
+        source, event_log = work / "input", work / "events"
+        source.mkdir()
+        event_log.mkdir()
+        generate(source, args.events, args.files)
+        spark = session(event_log)
+        for repeat in range(args.repeats):
+            out = work / f"run-{repeat}"
+            out.mkdir()
+            compiled = compile_query(QUERIES[args.query],
+                                     EventOrderingPolicy.from_options("5s", "2s"))
+            started = time.perf_counter()
+            run(compiled, RunOptions(inputs={"input": str(source)},
+                                     outputs={"output": str(out / args.output)},
+                                     errors_path=str(out / "errors.jsonl"),
+                                     checkpoint=str(out / "checkpoint")), spark=spark)
+            print(f"run {repeat} ({'cold' if repeat == 0 else 'warm'}): "
+                  f"{time.perf_counter() - started:.2f} s", flush=True)
+        spark.stop()
+        report(event_log)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
