@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from asaql.compiler.pipeline import compile_query
 from asaql.plan.policy import EventOrderingPolicy
+from asaql.runtime import columns as C
 from asaql.spark.operators.native_step import NativeStep
 from asaql.spark.sinks import stepped_batch
 from asaql.spark.sources.ordered_files import (
-    GROUPS_FILE, ordered_files, reading_groups, write_groups,
+    GROUPS_FILE, ordered_files, read_in_order, reading_groups, write_groups,
 )
 from spark_harness import lines_of_both_steps, property_settings, write_arrival_files
 
@@ -69,6 +70,20 @@ def test_runs_follow_the_source_order_and_warm_up_on_the_file_before():
         assert run[0]["warmup"] and run[0]["path"] == before[-1]["path"]
     assert reading_groups(entries[:1], 4, size=lambda path: 1) == \
         [[{"path": entries[0][0], "modified": entries[0][1], "warmup": False}]]
+
+
+def test_a_run_that_read_a_key_out_of_its_arrival_order_is_found():
+    def segment(file, key, arrival):
+        return {C.FILE: file, C.KEY: key, "_a0": arrival, "_p0": 1 << 20}
+
+    found = [segment("file:/in/a%20b.jsonl", "0", 10), segment("file:/in/c.jsonl", "0", 20),
+             segment("file:/in/c.jsonl", "1", 5), segment("file:/in/d.jsonl", "1", 1)]
+    run = lambda *names: [{"path": f"file:///in/{n}", "modified": 0, "warmup": False}
+                          for n in names]
+    # key 0: a b then c, in order; key 1: d (arrival 1) before c (5), read after it
+    assert not read_in_order(found, [run("a b.jsonl", "c.jsonl", "d.jsonl")])
+    assert read_in_order(found, [run("a%20b.jsonl", "d.jsonl", "c.jsonl")])
+    assert read_in_order(found, [run("a b.jsonl", "c.jsonl"), run("d.jsonl")])
 
 
 files_of_events = st.lists(st.lists(st.tuples(st.sampled_from(["d1", "d2", "d3"]),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -92,19 +93,21 @@ def read_in_order(found: list[dict], groups: list[list[dict]]) -> bool:
     for key, segments in by_key.items():
         segments.sort(key=lambda r: (r["_a0"], r[C.FILE], r["_p0"]))
         for index, row in enumerate(segments):
-            in_file.setdefault(row[C.FILE], []).append((key, index))
+            in_file.setdefault(_same_name(row[C.FILE]), []).append((key, index))
     for group in groups:
         last: dict = {}
         for file in group:
-            for key, index in in_file.get(_spark_name(file["path"]), ()):
+            for key, index in in_file.get(_same_name(file["path"]), ()):
                 if index <= last.get(key, -1):
                     return False
                 last[key] = index
     return True
 
 
-def _spark_name(path: str) -> str:
-    """A log's path (file:///x) as Spark's file source names the file (file:/x)."""
+def _same_name(path: str) -> str:
+    """A file's path as a log (file:///x) or Spark's `_metadata` (file:/x) names it, in one
+    form: the escapes of either decoded."""
+    path = unquote(path)
     return "file:" + path[len("file://"):] if path.startswith("file:///") else path
 
 
