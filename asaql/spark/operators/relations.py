@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -116,15 +117,12 @@ class NativeBatch:
     renames: dict
     # → the step's input read by ordered_files.py (JSON-lines files), or None
     reading: Callable[[], DataFrame] | None = None
-    made: list = field(default_factory=list)  # what `reading` made, once
 
-    @property
+    @cached_property
     def ordered(self) -> DataFrame | None:
         """The step's input over runs of files, made once, when first wanted (a run of small
         micro-batches never pays for its planning)."""
-        if self.reading is not None and not self.made:
-            self.made.append(self.reading())
-        return self.made[0] if self.made else None
+        return None if self.reading is None else self.reading()
 
     def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
                  groups: list | None = None) -> DataFrame | None:
@@ -239,16 +237,16 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             f"now: {reason} (run it with the JVM engine, as it started)")
     if native_folder is not None and step_input.isStreaming \
             and general_step_reason(source, group.writes) is None and reason is None:
-        ordered = None  # the step's input over the micro-batch's files in arrival order
+        reading = None  # → the step's input over the micro-batch's files in arrival order
         if jvm and not group.held and ordered_reading(source, path, fmt):
-            def ordered() -> DataFrame:  # made at the first micro-batch of several files
+            def reading() -> DataFrame:  # made at the first micro-batch of several files
                 files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
                 return step_input_of(stamp_events(read_source(
                     spark, source, path, schema, control, None, fmt, jvm, files=files),
                     source, scope))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,
-                                 ordered)
+                                 reading)
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:

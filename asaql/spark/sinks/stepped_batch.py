@@ -43,11 +43,12 @@ class SteppedBatch:
         data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
         try:  # the step counts, in the driver, what the writer then need not observe
             stepped = None
-            size = _bytes(files)
+            sizes = _sizes(files)
+            size = math.inf if sizes is None else sum(sizes.values())
             if len(data) > 1 and self.step.reading is not None and self.step.seeded \
                     and size > RUNS_FROM_BYTES:
                 # a run of files per task, in arrival order: one pass (ordered_files.py)
-                groups = reading_groups(entries, _cores(batch.sparkSession))
+                groups = reading_groups(entries, _cores(batch.sparkSession), sizes.get)
                 write_groups(self.step.folder, groups)
                 stepped = self.step(self.step.ordered, batch_id, passes=1, groups=groups)
             elif len(data) <= 1 or not self.step.seeded:  # no seeds needed: any files
@@ -75,12 +76,12 @@ def _cores(spark) -> int:
         return 2
 
 
-def _bytes(files: list[str] | None) -> float:
-    """The size of a micro-batch's files; infinite when unknown (a topic, a remote file)."""
-    total = 0
+def _sizes(files: list[str] | None) -> dict[str, int] | None:
+    """Each of a micro-batch's files' size; None when one is unknown (a topic, a remote file)."""
+    sizes = {}
     for location in files if files is not None else ():
         try:
-            total += os.path.getsize(local_path(location, "input"))
+            sizes[location] = os.path.getsize(local_path(location, "input"))
         except (OSError, ConfigurationError):
-            return math.inf
-    return total if files is not None else math.inf
+            return None
+    return sizes if files is not None else None

@@ -15,15 +15,14 @@ anything is published.
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import unquote
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from asaql.errors import ConfigurationError
-from asaql.inputs.locations import local_path
+from asaql.outputs.formats import replace_file
 from asaql.runtime import columns as C
 
 READER = "asaql.engine.OrderedFiles"
@@ -42,21 +41,17 @@ def ordered_files(spark: SparkSession, groups: str) -> DataFrame:
         "file_path", "file_modification_time", "warmup").alias("_metadata"))
 
 
-def is_warmup(line: Column) -> Column:
-    """Whether the row is a warm-up file's (its LINE, a position, pushed below zero)."""
-    return F.coalesce(line < 0, F.lit(False))
-
-
 def not_warmup() -> Column:
-    return ~is_warmup(F.col(C.LINE))
+    """Whether the row is not a warm-up file's (whose LINE, a position, is below zero)."""
+    return ~F.coalesce(F.col(C.LINE) < 0, F.lit(False))
 
 
 def reading_groups(entries: list[tuple[str, int]], tasks: int,
-                   size=None) -> list[list[dict]]:
+                   size: Callable[[str], float]) -> list[list[dict]]:
     """The micro-batch's files (path, modification time in ms, as the file source listed them)
-    in runs of about equal size, at most `tasks`, in the order the source admits them (time,
-    then path); every run after the first starts with the file before it as a warm-up."""
-    size = size or _size
+    in runs of about equal `size` (of a path), at most `tasks`, in the order the source admits
+    them (time, then path); every run after the first starts with the file before it as a
+    warm-up."""
     ordered = sorted(entries, key=lambda entry: (entry[1], entry[0]))
     weights = [max(size(path), 1) for path, _ in ordered]
     runs = max(1, min(tasks, len(ordered)))
@@ -75,10 +70,7 @@ def reading_groups(entries: list[tuple[str, int]], tasks: int,
 
 def write_groups(folder: str | Path, groups: list[list[dict]]) -> Path:
     target = Path(folder) / GROUPS_FILE
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{GROUPS_FILE}.tmp")
-    temporary.write_text(json.dumps({"groups": groups}), encoding="utf-8")
-    os.replace(temporary, target)
+    replace_file(target, json.dumps({"groups": groups}).encode("utf-8"))
     return target
 
 
@@ -109,10 +101,3 @@ def _same_name(path: str) -> str:
     form: the escapes of either decoded."""
     path = unquote(path)
     return "file:" + path[len("file://"):] if path.startswith("file:///") else path
-
-
-def _size(location: str) -> int:
-    try:
-        return os.path.getsize(local_path(location, "input"))
-    except (OSError, ConfigurationError):
-        return 1  # a remote file: runs of about equal counts

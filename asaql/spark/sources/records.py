@@ -36,13 +36,13 @@ def split_lines(files: DataFrame) -> DataFrame:
     value = F.col("value")
     value = F.when(value.startswith(BOM), F.substring(value, 2, 2**31 - 1)).otherwise(value)
     line = F.col("_asaql_pos") + 1
-    if "warmup" in files.schema["_metadata"].dataType.fieldNames():  # ordered_files.py
+    warmup = "warmup" in files.schema["_metadata"].dataType.fieldNames()  # ordered_files.py
+    if warmup:
         line = line - F.when(F.col("_asaql_warmup"), F.lit(WARMUP_LINES)).otherwise(0)
-        files = files.select("*", F.col("_metadata.warmup").alias("_asaql_warmup"))
     lines = files.select(
         F.col("_metadata.file_path").alias(C.FILE),
         F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
-        *(["_asaql_warmup"] if "_asaql_warmup" in files.columns else []),
+        *([F.col("_metadata.warmup").alias("_asaql_warmup")] if warmup else []),
         F.posexplode(F.when(_whole_array(value), F.array(value))
                      .otherwise(F.split(value, "\n"))).alias("_asaql_pos", "_asaql_text"),
     )
