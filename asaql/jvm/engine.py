@@ -40,8 +40,9 @@ PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → larg
 INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lines' merged type
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
+ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "10"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "11"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

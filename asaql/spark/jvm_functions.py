@@ -12,10 +12,10 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import (ARRIVAL_BREAK, BRACKET_DEPTH, ENGINE_VERSION, EXACT_SUM,
-                              EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED, JSON_RECORD,
-                              JSON_TEXTS, ARRIVAL_TEXT, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
-                              TOP_LEVEL_VALUES, EngineJar, engine_jar)
+from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, ENGINE_VERSION,
+                              EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED,
+                              ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, PARTITION_DIGITS, PRIOR_MAX,
+                              REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -119,6 +119,12 @@ def arrival_text(text: Column) -> Column:
     """The first `"EventEnqueuedUtcTime": "…"` value's text, as io.py's pattern finds it; NULL
     for none (RecordText.scala)."""
     return F.call_function(ARRIVAL_TEXT, text)
+
+
+def iso_timestamp(text: Column, jvm: bool = True) -> Column:
+    """`try_to_timestamp(text)`: with the engine (`jvm`), the ISO form events carry read in
+    generated code, anything else by Spark's own cast (IsoTimestamp.scala)."""
+    return F.call_function(ISO_TIMESTAMP, text) if jvm else F.try_to_timestamp(text)
 
 
 def json_texts(text: Column) -> Column:

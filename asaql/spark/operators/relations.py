@@ -187,7 +187,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                                                       typed=_typed(typed, w.output)))
                                      for w in group.writes])
     source = group.source
-    stamped = stamp_events(events, source, scope)
+    stamped = stamp_events(events, source, scope, jvm)
     windowed = _shared_windows(group.windowed, stamped, scope, record_json(schema))
     passthrough = [w for w in group.writes if not is_windowed(w) and w not in group.held]
     calls = list(dict.fromkeys(c for w in group.held if analytics_below(w) is not None
@@ -243,7 +243,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
                 return step_input_of(stamp_events(read_source(
                     spark, source, path, schema, control, None, fmt, jvm, files=files),
-                    source, scope))
+                    source, scope, jvm))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,
                                  reading)

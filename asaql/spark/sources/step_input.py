@@ -16,6 +16,7 @@ from asaql.plan.policy import EventOrderingPolicy
 from asaql.runtime import columns as C
 from asaql.runtime.policy import UNBOUNDED_DISORDER, PolicySettings
 from asaql.runtime.step import OnePass
+from asaql.spark.jvm_functions import iso_timestamp
 from asaql.spark.sources.io import input_format, read_events
 from asaql.spark.lowering.expressions import Scope, lower_expr
 from asaql.spark.lowering.variants import variant_text
@@ -84,7 +85,8 @@ def record_json(schema: T.StructType) -> Column:
     return F.to_json(F.struct(*[F.col(f"`{f.name}`") for f in schema.fields]))
 
 
-def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame:
+def stamp_events(events: DataFrame, source: PlanNode, scope: Scope,
+                 jvm: bool = False) -> DataFrame:
     """Adds EVENT_TIME (the TIMESTAMP BY value, or the arrival time) and KEY (the policy key as
     text); an unusable time makes the row malformed. A stage's rows have their time; its
     watermark lines become control records."""
@@ -109,7 +111,7 @@ def stamp_events(events: DataFrame, source: PlanNode, scope: Scope) -> DataFrame
     if isinstance(value_type, (T.TimestampType, T.TimestampNTZType)):
         event_time = value.cast("timestamp")
     elif isinstance(value_type, (T.StringType, T.NullType)):
-        event_time = F.try_to_timestamp(value.cast("string"))
+        event_time = iso_timestamp(value.cast("string"), jvm)
     else:
         raise QueryAnalysisError(
             f"TIMESTAMP BY needs a datetime, but this expression gives {value_type.simpleString()}",

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "10"
+  val Version = "11"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -29,6 +29,12 @@ object Functions {
       (args: Seq[Expression]) => {
         require(args.length == 1, s"${JsonTexts.Name} takes 1 argument")
         JsonTexts(args.head, SQLConf.get.sessionLocalTimeZone)
+      }),
+    (FunctionIdentifier(IsoTimestamp.Name),
+      new ExpressionInfo(classOf[IsoTimestamp].getName, IsoTimestamp.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${IsoTimestamp.Name} takes 1 argument")
+        IsoTimestamp(args.head, SQLConf.get.sessionLocalTimeZone)
       }),
     text("asaql_bracket_depth", "depth", IntegerType, 1),
     text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
