@@ -190,7 +190,7 @@ def _partitions(spark: SparkSession, group, read: KafkaRead | None) -> tuple:
         return ()
     if not isinstance(group, JoinGroup) and not group.ordered:
         return ()
-    from asaql.spark.sources.io import discover_partitions
+    from asaql.spark.sources.input_partitions import discover_partitions
 
     return discover_partitions(spark, read)
 

@@ -23,7 +23,8 @@ from asaql.spark.sources.control import control_folder, write_end_of_input, writ
 from asaql.kafka.endpoints import KafkaTopic
 from asaql.outputs.database import DatabaseTable
 from asaql.plan.metadata import carried_metadata
-from asaql.spark.sources.io import discover_partitions, infer_payload_schema
+from asaql.spark.sources.input_partitions import discover_partitions
+from asaql.spark.sources.io import infer_payload_schema, survey_input
 from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
 from asaql.spark.session.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
@@ -74,8 +75,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     paths = {**inputs, **stages}
     counts = RunCounts()
     listeners = tuple(getattr(options, "listeners", ()))
-    # the run's diagnostics (a late input event) whoever watches it: a page or not
-    diagnostics = getattr(options, "diagnostics", None)
+    diagnostics = getattr(options, "diagnostics", None)  # a late input event, say; page or not
     metrics = RunMetrics(options.metrics_path, options.status, diagnostics, listeners,
                          compiled.policy) \
         if options.metrics_path or options.status is not None or listeners \
@@ -83,8 +83,10 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     watcher = ProgressWatcher(metrics) if listeners else None
     watchers = [watcher] if watcher is not None else []  # pumped beside the report readers
     formats = file_formats(options)
-    schemas = {alias: infer_payload_schema(spark, path, formats.get(alias))
+    surveys = {alias: survey_input(spark, path, formats.get(alias))
                for alias, path in inputs.items() if alias in compiled.input_names}
+    schemas = {alias: survey.schema for alias, survey in surveys.items()}
+    found = {a: s.partitions for a, s in surveys.items() if s.partitions}  # a restart looks again
     if getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and (problem := engine_problem(spark)):
         print(f"asaql: the JVM engine is not loaded ({problem}): records are read by the Python "
               "steps", file=sys.stderr, flush=True)
@@ -118,7 +120,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                                      for n, a in enumerate(inputs))
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
-                                           counting, metrics, relays)
+                                           counting, metrics, relays, found)
                     counted.update(inputs)
                     started.append(query)
                     if watcher is not None:
@@ -135,6 +137,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                 break
             tickers.clear()
             relays.clear()
+            found.clear()
             if watcher is not None:
                 watcher.queries.clear()
         commit_last_progress(queries, [r for r in run_inputs(options).values()
@@ -226,13 +229,13 @@ def group_inputs(group) -> tuple[str, ...]:
 def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
            counting: tuple[bool, ...], metrics: RunMetrics | None = None,
-           relays: list | None = None):
+           relays: list | None = None, found: dict | None = None):
     """Starts the group's streaming query; → (the query, its --follow tickers). On Spark
     Connect the writer runs on the server and reports to a reader added to `relays`."""
     folder = os.path.join(checkpoint, f"source-{index}")
     forget_unplanned_files(folder)  # a kill's file admissions no micro-batch planned
     lowered, controls = _lower(spark, index, group, options, inputs, checkpoint, schemas,
-                               buckets, references, counting)
+                               buckets, references, counting, found or {})
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
                          metrics=metrics, name=query_label(group, index), query=index,
@@ -272,8 +275,9 @@ def query_label(group, index: int) -> str:
 
 
 def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
-           buckets: int, references: dict, counting: tuple[bool, ...]):
-    """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders)."""
+           buckets: int, references: dict, counting: tuple[bool, ...], found: dict):
+    """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders).
+    `found`: input alias → its partitions where the schema's job found them."""
     folder = os.path.join(checkpoint, f"source-{index}")
     declared = file_formats(options)
     formats = tuple(declared.get(alias) for alias in group_inputs(group))
@@ -289,7 +293,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         paths.append(path)
         controls.append(control)
     if isinstance(group, JoinGroup):
-        partitions = tuple(discover_partitions(spark, path, fmt, jvm)
+        partitions = tuple(found.get(alias) or discover_partitions(spark, path, fmt, jvm)
                            if group.scope == "combined" and not is_stage(alias) else ()
                            for path, alias, fmt in zip(paths, group_inputs(group), formats))
         lowered = lower_join_group(
@@ -299,7 +303,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             references, counting, formats=formats, jvm=jvm, typed=_typed_outputs(options))
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = discover_partitions(spark, path, formats[0], jvm) \
+        partitions = (found.get(alias) or discover_partitions(spark, path, formats[0], jvm)) \
             if group.ordered and not is_stage(alias) \
             and (group.scope == "combined" or group.writes_stage) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),

@@ -19,7 +19,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
-from asaql.spark.sources.io import discover_partitions, infer_payload_schema, read_events
+from asaql.spark.sources.input_partitions import discover_partitions
+from asaql.spark.sources.io import infer_payload_schema, read_events
+from asaql.spark.sources.jvm_inference import inferred_in_one_pass
 from asaql.spark.jvm_functions import arrival_text, engine_problem, partition_digits
 from spark_harness import property_settings
 
@@ -83,6 +85,10 @@ def _same_rows_both_ways(spark, folder, control):
     if not any(f.read_bytes().lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
                for f in folder.iterdir()):  # the driver's scan: JSON lines (partition_scan.py)
         assert discover_partitions(spark, str(folder), in_driver=True) == by_spark
+        # a large input's come with its schema, from the same job (jvm_inference.py)
+        one_pass = inferred_in_one_pass(spark, sorted(folder.iterdir()))
+        if one_pass is not None:  # else a line declined: the partitions' own job
+            assert one_pass[2] == by_spark
     return schema
 
 

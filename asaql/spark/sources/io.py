@@ -7,9 +7,9 @@ line number: the tiebreak of arrival order, and the address of a malformed recor
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 import tempfile
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -23,18 +23,15 @@ from asaql.inputs.records import MAX_DEPTH, json_file_records
 from asaql.runtime import columns as C
 from asaql.spark.sources.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
 from asaql.spark.sources.read_limits import trigger_limit
-from asaql.spark.sources.format_inputs import (PROBLEM, infer_format_schema, partition_texts,
-                                       stream_lines)
+from asaql.spark.sources.format_inputs import PROBLEM, infer_format_schema, stream_lines
 from asaql.spark.sources.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
-                                     PROCESSED_FIELD, KafkaRead, kafka_lines, kafka_partitions,
-                                     with_metadata)
+                                     PROCESSED_FIELD, KafkaRead, kafka_lines, with_metadata)
 from asaql.spark.sources.kafka_input import sample_records as topic_sample
 from asaql.spark.sources.declared_schema import conform, declared_struct
 from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_in_one_pass
-from asaql.spark.jvm_functions import arrival_text, json_record, partition_digits
+from asaql.spark.jvm_functions import iso_timestamp, json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
-from asaql.spark.sources.partition_scan import partitions_in_driver
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
 from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
@@ -49,15 +46,29 @@ _SAMPLE_LINES = 1000
 SMALL_INPUT_BYTES = 1 << 20
 
 
+@dataclass(frozen=True)
+class InputSurvey:
+    """What a run learns of an input before it starts: its payload schema and, when the
+    schema's job found them on the same pass, its partitions (else None: input_partitions.py
+    finds them when a statement needs them)."""
+    schema: T.StructType
+    partitions: tuple[tuple[str, int | None], ...] | None = None
+
+
 def infer_payload_schema(spark: SparkSession, path: str,
                          fmt: InputFormat | None = None) -> T.StructType:
+    """The input's payload schema (survey_input)."""
+    return survey_input(spark, path, fmt).schema
+
+
+def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None) -> InputSurvey:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
     (asaql/spark/sources/records.py): a malformed line never breaks the schema of the rest. A topic:
     the same over a sample of its records, then its metadata (kafka_input.py). `fmt`: the
     format the run declares for the input (--input-format), else its files' extension."""
     if isinstance(path, KafkaRead):
-        return with_metadata(_infer_from_texts(spark, topic_sample(path), str(path)))
+        return InputSurvey(with_metadata(_infer_from_texts(spark, topic_sample(path), str(path))))
     files = input_files(path)
     if not files:
         pattern = getattr(path, "pattern", None)
@@ -66,23 +77,23 @@ def infer_payload_schema(spark: SparkSession, path: str,
                                  "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
     small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
-    mixed_at = None  # known when the one-pass inference ran (jvm_inference.py)
+    mixed_at = partitions = None  # known when the one-pass inference ran (jvm_inference.py)
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/sources/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
-        inferred, mixed_at = _infer_json(spark, files, small)
+        inferred, mixed_at, partitions = _infer_json(spark, files, small)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     orders = _first_appearance_order(files, fmt)
     schema = _in_order(T.StructType(fields), orders, ())
     if fmt.name != "json":  # CSV's values are all text; Parquet and Avro declare one type
-        return schema
+        return InputSurvey(schema)
     if small:  # no Spark job: its records
-        return mixed_in_records(schema, (record for f in files
-                                         for record in json_file_records(f, sys.maxsize)))
+        return InputSurvey(mixed_in_records(schema, (
+            record for f in files for record in json_file_records(f, sys.maxsize))))
     if mixed_at is not None:
-        return with_mixed_where(schema, mixed_at)
-    return with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
-        "mode", "PERMISSIVE").json([str(f) for f in files]))
+        return InputSurvey(with_mixed_where(schema, mixed_at), partitions)
+    return InputSurvey(with_mixed_as_variants(schema, lambda probe: spark.read.schema(
+        probe).option("mode", "PERMISSIVE").json([str(f) for f in files])), partitions)
 
 
 def _in_order(kind: T.DataType, orders: dict, path: tuple) -> T.DataType:
@@ -115,14 +126,16 @@ def _note_order(value, orders: dict, path: tuple) -> None:
 
 
 def _infer_json(spark: SparkSession, files: list[Path], small: bool
-                ) -> tuple[T.StructType, Callable | None]:
-    """The inferred schema, and which fields are mixed when that came with it. The plain case
-    in one pass: a small input's in the driver (json_inference.py), a large one's with the
-    mixed fields in one job (jvm_inference.py); else Spark's inference (its careful path for
-    lines the stream sets aside)."""
-    found = (inferred_in_driver(files), None) if small else inferred_in_one_pass(spark, files)
+                ) -> tuple[T.StructType, Callable | None, tuple | None]:
+    """The inferred schema, which fields are mixed and the partitions when those came with
+    it. The plain case in one pass: a small input's in the driver (json_inference.py), a large
+    one's with the mixed fields and the partitions in one job (jvm_inference.py); else Spark's
+    inference (its careful path for lines the stream sets aside)."""
+    one_pass = None if small else inferred_in_one_pass(spark, files)
+    partitions = one_pass[2] if one_pass else None  # the lines' own: good either way below
+    found = (inferred_in_driver(files), None) if small else one_pass
     if found is not None and found[0] is not None and not _needs_clean_lines(found[0]):
-        return found
+        return found[0], found[1], partitions
     try:
         inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
     except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
@@ -131,7 +144,7 @@ def _infer_json(spark: SparkSession, files: list[Path], small: bool
         whole = spark.read.text([str(f) for f in files], wholetext=True) \
             .select("value", "_metadata")
         inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
-    return inferred, None
+    return inferred, None, partitions
 
 
 def _infer_from_texts(spark: SparkSession, texts: list[str], name: str) -> T.StructType:
@@ -290,7 +303,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     clean = F.col("_asaql_clean")
     corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
     names = {f.name for f in parsed_fields}
-    arrival, arrival_error = _arrival_time(names)
+    arrival, arrival_error = _arrival_time(names, jvm)
     partition, partition_error = _partition_id(names, schema)
     # each value the checks read is computed once, in a projection before them (compiled
     # whole-stage: no lambda there); the line's keys only for a record the parser accepted
@@ -358,13 +371,13 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     )
 
 
-def _arrival_time(names: set[str]):
+def _arrival_time(names: set[str], jvm: bool):
     """EventEnqueuedUtcTime when the record has it, else the file's modification time: the
     value, and a function of the value's column (computed once) giving the reason it is bad."""
     if C.ARRIVAL_FIELD not in names:
         return F.lit(None).cast("timestamp"), lambda value: F.lit(None).cast("string")
     raw = F.col(f"_asaql_rec.{C.ARRIVAL_FIELD}")
-    return F.try_to_timestamp(raw.cast("string")), lambda value: F.when(
+    return iso_timestamp(raw.cast("string"), jvm), lambda value: F.when(
         raw.isNotNull() & value.isNull(),
         F.concat(F.lit(f"{C.ARRIVAL_FIELD} '"), raw.cast("string"),
                  F.lit("' is not a datetime")))
@@ -387,61 +400,3 @@ def _partition_id(names: set[str], schema: T.StructType):
                       F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
                                F.lit(f"' {NOT_PARTITION}")))
     return raw.cast("bigint"), error
-
-
-def discover_partitions(spark: SparkSession, path: str, fmt: InputFormat | None = None,
-                        jvm: bool = False, in_driver: bool | None = None
-                        ) -> tuple[tuple[str, int | None], ...]:
-    """The PartitionIds of the input's records (0 for a record without one), as the policy key
-    text, each with its first arrival time (µs; None when its records carry none). Windows over
-    combined partitions wait for every partition of the input, as ASA waits for every partition
-    of an event hub; one that has not sent events yet is idle, its clock never past its first
-    arrival. A scan of the text, no JSON parsing (two patterns; with the JVM engine, the same
-    found by comparing bytes: half the time; a small JSON-lines input, in the driver:
-    partition_scan.py, or as `in_driver` says). A topic: its partitions. `fmt`: as for
-    infer_payload_schema."""
-    if isinstance(path, KafkaRead):
-        return kafka_partitions(path)
-    paths = input_files(path)
-    files = [str(f) for f in paths]
-    if not files:
-        return ()
-    fmt = resolve_format(paths, path, fmt)
-    arrays = fmt.name == "json" and any(_starts_with_array(f) for f in paths)
-    if in_driver is None:
-        in_driver = fmt.name == "json" and not arrays \
-            and sum(f.stat().st_size for f in paths) <= SMALL_INPUT_BYTES
-    if in_driver:
-        return partitions_in_driver(spark, paths)
-    if fmt.name != "json":
-        texts = partition_texts(spark, paths, fmt)
-    elif arrays:  # each element's own text
-        whole = spark.read.text(files, wholetext=True).select("value", "_metadata")
-        texts = array_elements(split_lines(whole)).select(F.col("_asaql_text").alias("value"))
-    else:
-        texts = spark.read.text(files)
-    if jvm:
-        partition = F.coalesce(partition_digits(F.col("value")), F.lit(""))
-        arrival = F.coalesce(arrival_text(F.col("value")), F.lit(""))
-    else:
-        partition = F.regexp_extract(
-            "value", rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
-        arrival = F.regexp_extract("value", rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
-    found = texts.where(F.trim("value") != "").select(
-        F.when(partition == "", 0).otherwise(partition.cast("bigint")).alias("p"),
-        F.try_to_timestamp(F.when(arrival != "", arrival)).alias("a"),
-    ).groupBy("p").agg(F.min("a").alias("first")).orderBy("p").collect()
-    return tuple((str(row.p), None if row.first is None else _micros(row.first)) for row in found)
-
-
-def _starts_with_array(file: Path) -> bool:
-    with open(file, "rb") as handle:
-        return handle.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
-
-
-def _micros(moment: datetime) -> int:
-    """A naive datetime in the session's time zone (UTC) → µs since the epoch."""
-    return (moment.replace(tzinfo=timezone.utc) - _EPOCH) // timedelta(microseconds=1)
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
