@@ -54,7 +54,8 @@ def report(event_log: Path) -> None:
             if kind == "SparkListenerJobStart":
                 first = first or event["Submission Time"]
                 jobs[event["Job ID"]] = [event["Submission Time"], None,
-                                         [s["Stage ID"] for s in event["Stage Infos"]]]
+                                         [s["Stage ID"] for s in event["Stage Infos"]],
+                                         _operators(event["Stage Infos"])]
             elif kind == "SparkListenerJobEnd":
                 jobs[event["Job ID"]][1] = event["Completion Time"]
             elif kind == "SparkListenerTaskEnd":
@@ -62,11 +63,22 @@ def report(event_log: Path) -> None:
                 tasks.setdefault(event["Stage ID"], []).append(
                     ((info["Finish Time"] - info["Launch Time"]) / 1000,
                      metrics.get("Executor CPU Time", 0) / 1e9))
-    for job, (start, end, stages) in sorted(jobs.items()):
+    for job, (start, end, stages, operators) in sorted(jobs.items()):
         ran = [f"stage {s}: " + ", ".join(f"{wall:.2f} s ({cpu:.2f} CPU)"
                                           for wall, cpu in tasks[s]) for s in stages if s in tasks]
         print(f"job {job:3d} at {(start - first) / 1000:6.2f} s, {(end - start) / 1000:5.2f} s; "
-              + "; ".join(ran))
+              + "; ".join(ran) + f"  [{operators}]")
+
+
+def _operators(stages: list[dict]) -> str:
+    """The operators of a job's stages, as Spark's plan names them (its RDDs' scopes)."""
+    names = []
+    for stage in stages:
+        for rdd in stage.get("RDD Info", []):
+            scope = json.loads(rdd["Scope"])["name"] if rdd.get("Scope") else rdd.get("Name")
+            if scope and scope not in names and not scope.startswith("WholeStageCodegen"):
+                names.append(scope)
+    return ", ".join(names)
 
 
 def main() -> None:

@@ -44,8 +44,12 @@ TEST_CONF = {
 
 def spark_session():
     """The local session every Spark test shares (2 cores, as CI), with TEST_CONF."""
+    from asaql.spark.session import class_archive
     from asaql.spark.session.builder import build_session
 
+    # the driver's class archive, made now if missing: every JVM the tests start (the kill
+    # tests' restarts, the CLI's runs) starts from it, and no maker runs beside the tests
+    class_archive.make_now()
     # Debian's PostgreSQL JDBC driver, for the database outputs' tests (tests/database)
     jdbc = tuple(jar for jar in ("/usr/share/java/postgresql.jar",) if os.path.exists(jar))
     session = build_session("local[2]", jars=jdbc)

@@ -58,6 +58,8 @@ def _install_and_run(clone: Path, venv: Path, tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     env = {k: v for k, v in os.environ.items() if k not in _NOT_PASSED}
     env["ASAQL_CACHE_DIR"] = str(tmp_path / "cache")  # a jar built at first use lands here
+    # no class archive made after the run (class_archive.py): its maker would outlive the venv
+    env["ASAQL_CLASS_ARCHIVE"] = "off"
 
     install = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(clone)],
                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=900)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import atexit
 import os
 import tempfile
 import re
@@ -13,6 +14,7 @@ from pyspark.sql import SparkSession
 from asaql.jvm.engine import engine_jar
 from asaql.spark.failures import launch_reason, route_python_logs
 from asaql.spark.jvm_functions import session_settings
+from asaql.spark.session import class_archive
 from asaql.spark.session.shipping import ship_to_executors
 
 # A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
@@ -102,6 +104,11 @@ def build_session(master: str | None = None, spark_log: str | None = None,
     if master or not (submitted or SparkSession.getActiveSession()):
         builder = builder.master(master or "local[2]")
     settings = {**SESSION_CONF, **({} if submitted else _parallelism(master or "local[2]"))}
+    archive = "" if submitted else class_archive.driver_options()
+    if archive:  # the driver's JVM starts from its class archive (class_archive.py)
+        settings["spark.driver.extraJavaOptions"] += " " + archive
+    elif not submitted:  # made once, after this run, for the runs after it
+        atexit.register(class_archive.make_later)
     # the JVM engine's jar and functions (asaql/jvm/engine.py): built at first use; a run whose
     # jar cannot be built says so and reads with the Python steps (jvm_functions.py)
     settings.update(session_settings(engine_jar()))
