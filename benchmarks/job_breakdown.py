@@ -32,6 +32,7 @@ def session(event_log: Path):
     from asaql.jvm.engine import engine_jar
     from asaql.spark.jvm_functions import session_settings
     from asaql.spark.session.builder import SESSION_CONF
+    from asaql.spark.session.class_archive import driver_options
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -40,6 +41,8 @@ def session(event_log: Path):
                 "spark.sql.shuffle.partitions": "2", "spark.default.parallelism": "2",
                 "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(event_log),
                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
+    # the class archive asaql's own sessions start from, when it is there (class_archive.py)
+    settings["spark.driver.extraJavaOptions"] += " " + driver_options()
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -75,11 +75,11 @@ def test_the_switch_and_the_makers_lock(tmp_path, monkeypatch):
     monkeypatch.setenv("ASAQL_CACHE_DIR", str(tmp_path))
     path = class_archive.archive_path()
     lock = path.with_name(path.name + ".making")
-    assert class_archive._lock(path)  # the first maker
-    assert not class_archive._lock(path)  # a second, while the first works
+    assert class_archive.take_lock(path)  # the first maker
+    assert not class_archive.take_lock(path)  # a second, while the first works
     old = time.time() - class_archive.STALE_SECONDS - 5
     os.utime(lock, (old, old))  # a maker that died long ago
-    assert class_archive._lock(path)
+    assert class_archive.take_lock(path)
     path.write_bytes(b"x")
     assert class_archive.driver_options().startswith(f"-XX:SharedArchiveFile={path} ")
     monkeypatch.setenv(class_archive.SWITCH, "off")

@@ -10,7 +10,7 @@ low priority runs two small queries with `-XX:ArchiveClassesAtExit` and keeps th
 JVM writes when it exits (~20 s of one core, ~150 MB). No run waits for it; the runs after it
 start with the archive. `ASAQL_CLASS_ARCHIVE=off` turns both off.
 
-    python -m asaql.spark.session.class_archive     # make it now (what the detached process runs)
+    python -m asaql.cli.class_archive     # make it now (what the detached process runs)
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import hashlib
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -32,14 +31,7 @@ DUMP = "ASAQL_CLASS_ARCHIVE_DUMP"  # set by the maker: where the JVM writes the 
 # nothing of that belongs in a run's output
 QUIET = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off"
 STALE_SECONDS = 600  # a maker's lock older than this is from one that died
-
-_TRAINING_QUERIES = (
-    ("SELECT deviceId, COUNT(*) AS n, AVG(temperature) AS t, System.Timestamp() AS w "
-     "INTO out FROM input TIMESTAMP BY EventTime GROUP BY deviceId, TumblingWindow(second, 10)",
-     "windows.jsonl"),
-    ("SELECT deviceId, temperature, System.Timestamp() AS ts INTO out FROM input "
-     "TIMESTAMP BY EventTime WHERE temperature > 16", "rows"),
-)
+MAKER = "asaql.cli.class_archive"  # the maker's module (it compiles queries: the app's layer)
 
 
 def archive_path() -> Path | None:
@@ -59,7 +51,7 @@ def archive_path() -> Path | None:
 def driver_options() -> str:
     """The driver's JVM options for the archive: use it when it is there, write it when this
     process is the maker; "" otherwise."""
-    if _off():
+    if off():
         return ""
     dump = os.environ.get(DUMP)
     if dump:
@@ -70,18 +62,18 @@ def driver_options() -> str:
     return ""
 
 
-def _off() -> bool:
+def off() -> bool:
     return os.environ.get(SWITCH, "").lower() in ("off", "0", "false", "no")
 
 
 def make_now() -> Path | None:
     """The archive, made now (in a process of its own) when it is missing and no other maker
     is at work: for a process that starts many JVMs (a test run). → its path, or None."""
-    path = None if _off() or os.environ.get(DUMP) else archive_path()
+    path = None if off() or os.environ.get(DUMP) else archive_path()
     if path is None:
         return None
     if not path.is_file():  # the maker takes the lock: with another at work, it leaves
-        subprocess.run([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL,
+        subprocess.run([sys.executable, "-m", MAKER], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return path if path.is_file() else None
 
@@ -89,26 +81,26 @@ def make_now() -> Path | None:
 def make_later() -> None:
     """Starts the maker, detached and at low priority, unless the archive is there, another
     maker is at work, or archives are off. For a process about to end (an atexit hook)."""
-    if _off() or os.environ.get(DUMP):
+    if off() or os.environ.get(DUMP):
         return
     path = archive_path()
-    if path is None or path.is_file() or _lock_file(path).exists():
+    if path is None or path.is_file() or lock_file(path).exists():
         return
     try:  # the maker takes the lock: of two started at once, one leaves
-        subprocess.Popen([sys.executable, "-m", __name__], stdin=subprocess.DEVNULL,
+        subprocess.Popen([sys.executable, "-m", MAKER], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True)
     except OSError:
         pass
 
 
-def _lock_file(path: Path) -> Path:
+def lock_file(path: Path) -> Path:
     return path.with_name(path.name + ".making")
 
 
-def _lock(path: Path) -> bool:
+def take_lock(path: Path) -> bool:
     """True when this process may make the archive (no other maker is at work)."""
-    lock = _lock_file(path)
+    lock = lock_file(path)
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
         if lock.exists() and time.time() - lock.stat().st_mtime > STALE_SECONDS:
@@ -118,61 +110,3 @@ def _lock(path: Path) -> bool:
         return True
     except OSError:  # another maker's lock, or a cache that cannot be written
         return False
-
-
-def make(path: Path) -> bool:
-    """Runs the training queries in a JVM that writes its classes to `path` when it exits,
-    then gives up the lock (_lock) the caller took; → whether the archive is there."""
-    try:
-        os.nice(10)
-    except OSError:
-        pass
-    with tempfile.TemporaryDirectory(prefix="asaql-class-archive-") as folder:
-        work = Path(folder)
-        dump = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        os.environ[DUMP] = str(dump)
-        spark = None
-        try:
-            from asaql.spark.session.builder import build_session
-
-            spark = build_session("local[2]", spark_log=str(work / "spark.log"))
-            _train(spark, work)
-            proc = spark.sparkContext._gateway.proc  # the driver's JVM: it writes at exit
-            spark.stop()
-            spark.sparkContext._gateway.shutdown()
-            proc.stdin.close()  # PySpark's JVM exits when its stdin closes
-            proc.wait(timeout=STALE_SECONDS)
-            if dump.is_file() and dump.stat().st_size > 0:
-                os.replace(dump, path)
-        except Exception:  # no archive: runs start as they would without it
-            pass
-        finally:
-            dump.unlink(missing_ok=True)
-            _lock_file(path).unlink(missing_ok=True)
-    return path.is_file()
-
-
-def _train(spark, work: Path) -> None:
-    """Two small runs: windows by event time into a file, filtered rows into a folder."""
-    from asaql.api import compile as compile_query
-
-    events = work / "input.jsonl"
-    events.write_text("".join(
-        f'{{"deviceId": "d{i % 3}", "temperature": {15 + i % 20}, '
-        f'"EventTime": "2024-01-01T00:00:{i:02d}Z", '
-        f'"EventEnqueuedUtcTime": "2024-01-01T00:00:{i:02d}.5Z", "PartitionId": {i % 2}}}\n'
-        for i in range(40)), encoding="utf-8")
-    for number, (text, output) in enumerate(_TRAINING_QUERIES):
-        compile_query(text).run(spark, {"input": str(events)},
-                                {"out": str(work / f"{number}-{output}")},
-                                checkpoint=str(work / f"checkpoint-{number}"),
-                                errors=str(work / f"errors-{number}.jsonl"))
-
-
-if __name__ == "__main__":
-    target = archive_path()
-    if target is None or _off():
-        sys.exit(1)
-    if target.is_file():
-        sys.exit(0)
-    sys.exit(0 if _lock(target) and make(target) else 1)
