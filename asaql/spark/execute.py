@@ -31,7 +31,8 @@ from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.progress import ProgressWatcher
-from asaql.spark.operators.relations import group_by_source, lower_group, lower_join_group
+from asaql.spark.operators.relations import (group_by_source, lower_group, lower_join_group,
+                                             partitions_wanted)
 from asaql.spark.sinks.output_journal import last_committed_batch
 from asaql.spark.sources.reference import load_reference
 from asaql.spark.session.relay import ReportReader
@@ -83,7 +84,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     watcher = ProgressWatcher(metrics) if listeners else None
     watchers = [watcher] if watcher is not None else []  # pumped beside the report readers
     formats = file_formats(options)
-    surveys = {alias: survey_input(spark, path, formats.get(alias))
+    wanted = {a for group in group_by_source(compiled.plan) for a in partitions_wanted(group)}
+    surveys = {alias: survey_input(spark, path, formats.get(alias), alias in wanted)
                for alias, path in inputs.items() if alias in compiled.input_names}
     schemas = {alias: survey.schema for alias, survey in surveys.items()}
     found = {a: s.partitions for a, s in surveys.items() if s.partitions}  # a restart looks again
@@ -204,7 +206,6 @@ def stage_waves(groups: list) -> list[list]:
     writer = {write.output: index for index, group in groups for write in group.writes
               if is_stage(write.output)}
     depth: dict[int, int] = {}
-
     by_index = dict(groups)
 
     def depth_of(index: int) -> int:
@@ -294,7 +295,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         controls.append(control)
     if isinstance(group, JoinGroup):
         partitions = tuple(found.get(alias) or discover_partitions(spark, path, fmt, jvm)
-                           if group.scope == "combined" and not is_stage(alias) else ()
+                           if alias in partitions_wanted(group) else ()
                            for path, alias, fmt in zip(paths, group_inputs(group), formats))
         lowered = lower_join_group(
             spark, group, tuple(paths),
@@ -304,8 +305,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     else:
         alias, path = group.input_alias, paths[0]
         partitions = (found.get(alias) or discover_partitions(spark, path, formats[0], jvm)) \
-            if group.ordered and not is_stage(alias) \
-            and (group.scope == "combined" or group.writes_stage) else ()
+            if alias in partitions_wanted(group) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
                               native_folder=_native_folder(folder, options), fmt=formats[0],
@@ -346,7 +346,7 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None,
             for index, group in wave:
                 lowered, _ = _lower(spark, index, group, options, {**inputs, **stages},
                                     checkpoint, schemas, 1, references,
-                                    tuple(True for _ in group_inputs(group)))
+                                    tuple(True for _ in group_inputs(group)), {})
                 text = io.StringIO()
                 with contextlib.redirect_stdout(text):
                     lowered.stream.explain()

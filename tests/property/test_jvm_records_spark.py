@@ -3,10 +3,10 @@ steps' expressions: every row of `read_events` — payload, file, position, arri
 partition, the malformed-record reason and raw text — the same both ways, on random lines
 (records with keys twice in other cases, deep nesting, fields of another type, text after the
 object, arrays, broken JSON, replacement characters, bad arrival times and partitions) and on
-a fixed set of edge cases; and the input's partitions found the three ways (the Python
-patterns, the engine's byte scan, the driver's scan of a small input). The engine only
-vouches for records the checks cannot fault; a record it does not vouch for takes the checks,
-so a difference here is a wrong vouch.
+a fixed set of edge cases; and the input's partitions found the four ways (the Python
+patterns, the engine's byte scan, the driver's scan of a small input, the schema's job). The
+engine only vouches for records the checks cannot fault; a record it does not vouch for takes
+the checks, so a difference here is a wrong vouch.
 
 Examples: ASAQL_JVM_RECORD_EXAMPLES (default 12); each reads one small folder twice."""
 
@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from asaql.spark.sources.input_partitions import discover_partitions
-from asaql.spark.sources.io import infer_payload_schema, read_events
+from asaql.spark.sources.io import (SMALL_INPUT_BYTES, infer_payload_schema, read_events,
+                                   survey_input)
 from asaql.spark.sources.jvm_inference import inferred_in_one_pass
 from asaql.spark.jvm_functions import arrival_text, engine_problem, partition_digits
 from spark_harness import property_settings
@@ -86,7 +87,7 @@ def _same_rows_both_ways(spark, folder, control):
                for f in folder.iterdir()):  # the driver's scan: JSON lines (partition_scan.py)
         assert discover_partitions(spark, str(folder), in_driver=True) == by_spark
         # a large input's come with its schema, from the same job (jvm_inference.py)
-        one_pass = inferred_in_one_pass(spark, sorted(folder.iterdir()))
+        one_pass = inferred_in_one_pass(spark, sorted(folder.iterdir()), partitions=True)
         if one_pass is not None:  # else a line declined: the partitions' own job
             assert one_pass[2] == by_spark
     return schema
@@ -174,3 +175,21 @@ def test_the_discovery_finds_what_its_patterns_find(spark, texts):
     engine = frame.select(F.coalesce(partition_digits(F.col("value")), F.lit("")),
                           F.coalesce(arrival_text(F.col("value")), F.lit(""))).collect()
     assert [tuple(r) for r in engine] == [tuple(r) for r in patterns], texts
+
+
+def test_a_large_inputs_partitions_come_with_its_schema_when_asked(spark, tmp_path):
+    """Above the driver's limit the schema is one Spark job, which finds the partitions too
+    (io.survey_input): the same as their own job, and only when a statement waits for them."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    line = ('{{"deviceId": "d{0}", "PartitionId": {1}, "EventEnqueuedUtcTime": "{2}", '
+            '"pad": "{3}"}}\n')
+    for number in range(3):
+        (folder / f"part-{number}.jsonl").write_text("".join(
+            line.format(i % 7, i % 5, f"2024-01-01T00:{number:02d}:{i % 60:02d}.{i % 1000:03d}Z",
+                        "x" * 40) for i in range(4000)), encoding="utf-8")
+    assert sum(f.stat().st_size for f in folder.iterdir()) > SMALL_INPUT_BYTES
+    by_their_job = discover_partitions(spark, str(folder), jvm=True, in_driver=False)
+    assert len(by_their_job) == 5
+    assert survey_input(spark, str(folder), partitions=True).partitions == by_their_job
+    assert survey_input(spark, str(folder)).partitions is None

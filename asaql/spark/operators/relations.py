@@ -100,6 +100,18 @@ def group_by_source(plan: Plan) -> list["SourceGroup | JoinGroup"]:
     return list(groups.values())
 
 
+def partitions_wanted(group: "SourceGroup | JoinGroup") -> tuple[str, ...]:
+    """The inputs of `group` whose partitions its watermarks wait for (discover_partitions):
+    a JOIN's over combined partitions; an input's timestamped over combined partitions, or
+    when it writes a stage. Never a stage's."""
+    if isinstance(group, JoinGroup):
+        aliases = group.aliases if group.scope == "combined" else ()
+    else:
+        aliases = (group.input_alias,) if group.ordered and (
+            group.scope == "combined" or group.writes_stage) else ()
+    return tuple(a for a in aliases if not is_stage(a))
+
+
 @dataclass
 class LoweredGroup:
     stream: DataFrame  # the step's output rows (or the events, without a step)

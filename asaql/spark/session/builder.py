@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import atexit
+import contextlib
 import os
 import tempfile
 import re
@@ -108,6 +108,7 @@ def build_session(master: str | None = None, spark_log: str | None = None,
     if archive:  # the driver's JVM starts from its class archive (class_archive.py)
         settings["spark.driver.extraJavaOptions"] += " " + archive
     elif not submitted:  # made once, after this run, for the runs after it
+        atexit.unregister(class_archive.make_later)  # once, however many sessions
         atexit.register(class_archive.make_later)
     # the JVM engine's jar and functions (asaql/jvm/engine.py): built at first use; a run whose
     # jar cannot be built says so and reads with the Python steps (jvm_functions.py)

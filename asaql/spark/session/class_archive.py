@@ -7,7 +7,7 @@ The archive depends on this machine's Java and pyspark's jars (the JVM checks bo
 ignores an archive that does not match them), so it is made here, once per combination,
 into asaql's cache: after the first run whose session asaql starts, a detached process at
 low priority runs two small queries with `-XX:ArchiveClassesAtExit` and keeps the file the
-JVM writes when it exits (~20 s of one core, ~150 MB). No run waits for it; the runs after it
+JVM writes when it exits (~30 s of one core, ~180 MB). No run waits for it; the runs after it
 start with the archive. `ASAQL_CLASS_ARCHIVE=off` turns both off.
 
     python -m asaql.cli.class_archive     # make it now (what the detached process runs)
@@ -84,7 +84,7 @@ def make_later() -> None:
     if off() or os.environ.get(DUMP):
         return
     path = archive_path()
-    if path is None or path.is_file() or lock_file(path).exists():
+    if path is None or path.is_file() or _fresh(lock_file(path)):
         return
     try:  # the maker takes the lock: of two started at once, one leaves
         subprocess.Popen([sys.executable, "-m", MAKER], stdin=subprocess.DEVNULL,
@@ -98,12 +98,20 @@ def lock_file(path: Path) -> Path:
     return path.with_name(path.name + ".making")
 
 
+def _fresh(lock: Path) -> bool:
+    """A lock of a maker at work (one older than STALE_SECONDS is of one that died)."""
+    try:
+        return time.time() - lock.stat().st_mtime <= STALE_SECONDS
+    except OSError:
+        return False
+
+
 def take_lock(path: Path) -> bool:
     """True when this process may make the archive (no other maker is at work)."""
     lock = lock_file(path)
     try:
         lock.parent.mkdir(parents=True, exist_ok=True)
-        if lock.exists() and time.time() - lock.stat().st_mtime > STALE_SECONDS:
+        if lock.exists() and not _fresh(lock):
             lock.unlink(missing_ok=True)
         with open(lock, "x", encoding="utf-8") as handle:
             handle.write(str(os.getpid()))

@@ -61,12 +61,15 @@ def infer_payload_schema(spark: SparkSession, path: str,
     return survey_input(spark, path, fmt).schema
 
 
-def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None) -> InputSurvey:
+def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
+                 partitions: bool = False) -> InputSurvey:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
     (asaql/spark/sources/records.py): a malformed line never breaks the schema of the rest. A topic:
     the same over a sample of its records, then its metadata (kafka_input.py). `fmt`: the
-    format the run declares for the input (--input-format), else its files' extension."""
+    format the run declares for the input (--input-format), else its files' extension.
+    `partitions`: a statement waits for the input's partitions (the schema's job then finds
+    them, when it is one job over the lines)."""
     if isinstance(path, KafkaRead):
         return InputSurvey(with_metadata(_infer_from_texts(spark, topic_sample(path), str(path))))
     files = input_files(path)
@@ -77,11 +80,11 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None)
                                  "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
     small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
-    mixed_at = partitions = None  # known when the one-pass inference ran (jvm_inference.py)
+    mixed_at = firsts = None  # known when the one-pass inference ran (jvm_inference.py)
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/sources/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
-        inferred, mixed_at, partitions = _infer_json(spark, files, small)
+        inferred, mixed_at, firsts = _infer_json(spark, files, small, partitions)
     fields = [f for f in _one_field_per_name(inferred).fields if f.name != "_corrupt_record"]
     orders = _first_appearance_order(files, fmt)
     schema = _in_order(T.StructType(fields), orders, ())
@@ -91,9 +94,9 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None)
         return InputSurvey(mixed_in_records(schema, (
             record for f in files for record in json_file_records(f, sys.maxsize))))
     if mixed_at is not None:
-        return InputSurvey(with_mixed_where(schema, mixed_at), partitions)
+        return InputSurvey(with_mixed_where(schema, mixed_at), firsts)
     return InputSurvey(with_mixed_as_variants(schema, lambda probe: spark.read.schema(
-        probe).option("mode", "PERMISSIVE").json([str(f) for f in files])), partitions)
+        probe).option("mode", "PERMISSIVE").json([str(f) for f in files])), firsts)
 
 
 def _in_order(kind: T.DataType, orders: dict, path: tuple) -> T.DataType:
@@ -125,17 +128,17 @@ def _note_order(value, orders: dict, path: tuple) -> None:
             _note_order(item, orders, path + ("[]",))
 
 
-def _infer_json(spark: SparkSession, files: list[Path], small: bool
+def _infer_json(spark: SparkSession, files: list[Path], small: bool, partitions: bool
                 ) -> tuple[T.StructType, Callable | None, tuple | None]:
     """The inferred schema, which fields are mixed and the partitions when those came with
     it. The plain case in one pass: a small input's in the driver (json_inference.py), a large
     one's with the mixed fields and the partitions in one job (jvm_inference.py); else Spark's
     inference (its careful path for lines the stream sets aside)."""
-    one_pass = None if small else inferred_in_one_pass(spark, files)
-    partitions = one_pass[2] if one_pass else None  # the lines' own: good either way below
+    one_pass = None if small else inferred_in_one_pass(spark, files, partitions)
+    firsts = one_pass[2] if one_pass else None  # the lines' own: good either way below
     found = (inferred_in_driver(files), None) if small else one_pass
     if found is not None and found[0] is not None and not _needs_clean_lines(found[0]):
-        return found[0], found[1], partitions
+        return found[0], found[1], firsts
     try:
         inferred = spark.read.option("mode", "PERMISSIVE").json([str(f) for f in files]).schema
     except Exception:  # e.g. a schema too deep to bring over from the JVM: the careful way
@@ -144,7 +147,7 @@ def _infer_json(spark: SparkSession, files: list[Path], small: bool
         whole = spark.read.text([str(f) for f in files], wholetext=True) \
             .select("value", "_metadata")
         inferred = spark.read.option("mode", "PERMISSIVE").json(clean_lines(whole)).schema
-    return inferred, None, partitions
+    return inferred, None, firsts
 
 
 def _infer_from_texts(spark: SparkSession, texts: list[str], name: str) -> T.StructType:

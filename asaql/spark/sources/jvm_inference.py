@@ -24,19 +24,23 @@ _SCALARS = {"boolean": T.BooleanType(), "long": T.LongType(), "double": T.Double
             "text": T.StringType(), "mixed": T.StringType(), "null": T.StringType()}
 
 
-def inferred_in_one_pass(spark: SparkSession, files: list[Path]
-                         ) -> tuple[T.StructType, Callable[[tuple], bool], tuple] | None:
+def inferred_in_one_pass(spark: SparkSession, files: list[Path], partitions: bool = False
+                         ) -> tuple[T.StructType, Callable[[tuple], bool], tuple | None] | None:
     """(Spark's inferred schema of the JSON-lines `files`, whether the events disagree in type
-    anywhere at a field's path, their partitions as discover_partitions gives them), or None
-    when a line declined or the session has no engine. The partitions come from the same
-    job: a second job would read every line again (0.7–1 s of 1,000,000 events)."""
+    anywhere at a field's path, and when asked (`partitions`) their partitions as
+    discover_partitions gives them, else None), or None when a line declined or the session
+    has no engine. The partitions come from the same job: a job of their own would read every
+    line again (0.7–1 s of 1,000,000 events); their scan is a third of this job's time."""
     if engine_problem(spark) is not None:
         return None
     lines = spark.read.text([str(f) for f in files])
-    partition, arrival = partition_columns(F.col("value"), True)
-    row = lines.select(
-        F.call_function(INFER_JSON, F.col("value"), F.lit(MAX_DEPTH)),
-        grouped((("first", "n"),), [partition], [F.unix_micros(arrival)])).first()
+    inferred = F.call_function(INFER_JSON, F.col("value"), F.lit(MAX_DEPTH))
+    if partitions:
+        partition, arrival = partition_columns(F.col("value"), True)
+        row = lines.select(inferred, grouped((("first", "n"),), [partition],
+                                             [F.unix_micros(arrival)])).first()
+    else:
+        row = lines.select(inferred).first()
     found = json.loads(row[0])
     if "declined" in found:
         return None
@@ -44,9 +48,10 @@ def inferred_in_one_pass(spark: SparkSession, files: list[Path]
     schema = _spark_type(kind)
     if not isinstance(schema, T.StructType):
         schema = T.StructType([])
-    firsts = sorted((int(p), first) for p, first in json.loads(row[1]) if p is not None)
+    firsts = sorted((int(p), first) for p, first in json.loads(row[1]) if p is not None) \
+        if partitions else None
     return (schema, lambda path: _mixed_inside(_kind_at(kind, path)),
-            tuple((str(p), first) for p, first in firsts))
+            None if firsts is None else tuple((str(p), first) for p, first in firsts))
 
 
 def _spark_type(kind: dict) -> T.DataType | None:

@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate
 import org.apache.spark.sql.catalyst.json.JSONOptions
 import org.apache.spark.sql.types.{DataType, StringType}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** A value's type as Spark's JSON inference merges it, and whether the merge ever met two
@@ -153,28 +154,42 @@ case class InferJson(child: Expression, maxDepth: Int,
     if (buffer.declined != null) return buffer
     val text = child.eval(input).asInstanceOf[UTF8String]
     if (text == null) return buffer
-    val line = text.toString
+    // the line's UTF-8 bytes where they are (a line of the text source points into its file's
+    // buffer): Jackson's byte parser, no Java string decoded and copied first
+    val (bytes, offset) = text.getBaseObject match {
+      case array: Array[Byte] if text.getBaseOffset >= Platform.BYTE_ARRAY_OFFSET =>
+        (array, (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt)
+      case _ => (text.getBytes, 0)
+    }
+    val size = text.numBytes
     var start = 0
-    while (start < line.length && " \t\r\n".indexOf(line.charAt(start)) >= 0) start += 1
-    if (start == line.length) return buffer
-    if (line.charAt(start) != '{') {
+    while (start < size && " \t\r\n".indexOf(bytes(offset + start).toInt) >= 0) start += 1
+    if (start == size) return buffer
+    if (bytes(offset + start) != '{') {
       buffer.declined = "a line that is not one JSON object"
       return buffer
     }
     try {
-      val parser = factory.createParser(line)
-      try {
-        parser.nextToken()
-        val kind = recordOf(parser, 1, topLevel = true)
-        if (parser.nextToken() != null) buffer.declined = "text after a record"
-        else buffer.kind = Kind.merge(buffer.kind, kind)
-      } finally parser.close()
+      val kind = try parsed(factory.createParser(bytes, offset, size)) catch {
+        // not UTF-8: as the line's Java string reads it (each bad byte a U+FFFD), as before
+        case _: java.io.CharConversionException | _: com.fasterxml.jackson.core.JsonParseException
+            if !text.isValid => parsed(factory.createParser(text.toString))
+      }
+      if (kind == null) buffer.declined = "text after a record"
+      else buffer.kind = Kind.merge(buffer.kind, kind)
     } catch {
       case InferJson.Decline(reason) => buffer.declined = reason
       case _: java.io.IOException => buffer.declined = "a line that is not JSON"
     }
     buffer
   }
+
+  /** The record's kind, or null when text follows it. */
+  private def parsed(parser: JsonParser): Kind = try {
+    parser.nextToken()
+    val kind = recordOf(parser, 1, topLevel = true)
+    if (parser.nextToken() != null) null else kind
+  } finally parser.close()
 
   private def recordOf(parser: JsonParser, depth: Int, topLevel: Boolean): Kind = {
     if (depth > maxDepth) throw InferJson.Decline("a record nested too deep")
