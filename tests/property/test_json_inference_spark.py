@@ -92,3 +92,18 @@ def test_one_pass_gives_the_schema_and_mixed_fields_of_two_jobs(spark, tmp_path,
     by_spark = with_mixed_as_variants(schema, lambda probe: spark.read.schema(probe).option(
         "mode", "PERMISSIVE").json(str(source)))
     assert with_mixed_where(schema, found[1]) == by_spark, (lines, by_spark.simpleString())
+
+
+def test_one_pass_reads_utf8_bytes_and_leaves_other_bytes_to_spark(spark, tmp_path):
+    """A line's bytes go to Jackson's byte parser, as Spark's reader reads them: non-ASCII
+    text gives Spark's schema; bytes that are not UTF-8 (which Spark's reader sets aside)
+    decline, and Spark's inference decides."""
+    text = Path(tmp_path) / "text.jsonl"
+    text.write_bytes('{"a": 1, "b": "café"}\n{"a": 2.5, "é": [1, 2], "c": true}\n'.encode())
+    found = inferred_in_one_pass(spark, [text])
+    assert found is not None
+    assert found[0] == spark.read.option("mode", "PERMISSIVE").json(str(text)).schema
+    for bad in (b'{"a": 1, "b": "\xff\xfe x"}\n', b'{"d": {"e\xff": [1, 2]}}\n'):
+        source = Path(tmp_path) / "bytes.jsonl"
+        source.write_bytes(b'{"a": 1}\n' + bad)
+        assert inferred_in_one_pass(spark, [source]) is None

@@ -133,7 +133,7 @@ final class InferBuffer(var kind: Kind, var declined: String)
   * fields' events disagree in type, in one pass (Spark's inference job and the mixed fields'
   * job were two passes over the text). Each line is read by Jackson as Spark's JSON reader
   * builds it; a line that is not blank and not one JSON object (bad JSON, text after it, an
-  * array, a byte-order mark), with a key twice (at the top level in any case) or nested deeper
+  * array, a byte-order mark, bytes that are not UTF-8), with a key twice (at the top level in any case) or nested deeper
   * than `max_depth` declines: → JSON {"declined": reason} and asaql asks Spark instead (its
   * careful path: io.py). Else → {"kind": the merged type}. */
 case class InferJson(child: Expression, maxDepth: Int,
@@ -170,11 +170,8 @@ case class InferJson(child: Expression, maxDepth: Int,
       return buffer
     }
     try {
-      val kind = try parsed(factory.createParser(bytes, offset, size)) catch {
-        // not UTF-8: as the line's Java string reads it (each bad byte a U+FFFD), as before
-        case _: java.io.CharConversionException | _: com.fasterxml.jackson.core.JsonParseException
-            if !text.isValid => parsed(factory.createParser(text.toString))
-      }
+      // bytes that are not UTF-8 fail the parse, as they fail Spark's reader: Spark decides
+      val kind = parsed(factory.createParser(bytes, offset, size))
       if (kind == null) buffer.declined = "text after a record"
       else buffer.kind = Kind.merge(buffer.kind, kind)
     } catch {
