@@ -29,8 +29,8 @@ def make(path: Path) -> bool:
     """Runs the training queries in a JVM that writes its classes to `path` when it exits,
     then gives up the lock (take_lock) the caller took; → whether the archive is there."""
     try:
-        os.nice(10)
-    except OSError:
+        os.nice(10)  # below the runs it serves
+    except (AttributeError, OSError):  # no nice() on this system, or not allowed
         pass
     with tempfile.TemporaryDirectory(prefix="asaql-class-archive-") as folder:
         work = Path(folder)
