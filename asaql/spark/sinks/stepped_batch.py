@@ -15,8 +15,9 @@ from asaql.spark.sources.source_log import micro_batch_entries
 
 # Several files of at most this many bytes in all take the two passes, not runs of files: the
 # second pass over a few cached megabytes costs less than planning the runs' reader (once per
-# run) and a refused guess, which random small test inputs meet often.
-RUNS_FROM_BYTES = 4 << 20
+# run) and a refused guess, which random small test inputs meet often. ASAQL_RUNS_FROM_BYTES
+# sets another limit (a test's small files through the runs, in a process of their own).
+RUNS_FROM_BYTES = int(os.environ.get("ASAQL_RUNS_FROM_BYTES", 4 << 20))
 
 
 class SteppedBatch:
