@@ -36,7 +36,6 @@ def make(path: Path) -> bool:
         work = Path(folder)
         dump = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         os.environ[DUMP] = str(dump)
-        spark = None
         try:
             spark = build_session("local[2]", spark_log=str(work / "spark.log"))
             _train(spark, work)
