@@ -76,13 +76,17 @@ def test_it_declines_what_is_not_plain(tmp_path):
 
 
 @property_settings(EXAMPLES)
-@given(events, st.booleans())
+@given(events, st.booleans(), st.lists(st.lists(st.tuples(
+    st.sampled_from(["x", "y", "z", "Y"]), values), max_size=3).map(_Record), max_size=3))
 def test_one_pass_gives_the_schema_and_mixed_fields_of_two_jobs(spark, tmp_path, drawn,
-                                                                 blank_lines):
+                                                                 blank_lines, later):
     """A large input's one job (jvm_inference.py) against Spark's inference and the mixed
-    fields' job (mixed_fields.py): the same schema, the same fields as VARIANT."""
-    source = Path(tmp_path) / f"big-{abs(hash(repr(drawn)))}.jsonl"
-    lines = [_text(event) for event in drawn]
+    fields' job (mixed_fields.py): the same schema, the same fields as VARIANT. The events
+    come twice, then others: a line that adds nothing to the lines before it is read on a
+    shorter path (InferJson.addsNothing), and one after it that does add, or that has a key
+    twice, still counts."""
+    source = Path(tmp_path) / f"big-{abs(hash(repr((drawn, later))))}.jsonl"
+    lines = [_text(event) for event in drawn + drawn + later]
     source.write_text(("\n\n" if blank_lines else "\n").join(lines) + "\n", encoding="utf-8")
     found = inferred_in_one_pass(spark, [source])
     if found is None or _needs_clean_lines(found[0]):  # declined: Spark's two jobs decide

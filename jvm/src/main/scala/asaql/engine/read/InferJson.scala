@@ -146,7 +146,7 @@ case class InferJson(child: Expression, maxDepth: Int,
   override def prettyName: String = InferJson.Name
 
   @transient private lazy val factory: JsonFactory =
-    new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory()
+    JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory())
 
   override def createAggregationBuffer(): InferBuffer = new InferBuffer(Kind.Null, null)
 
@@ -169,6 +169,10 @@ case class InferJson(child: Expression, maxDepth: Int,
       buffer.declined = "a line that is not one JSON object"
       return buffer
     }
+    buffer.kind match {  // the common line adds nothing to what the lines before gave
+      case merged: Kind.Record if addsNothing(merged, bytes, offset, size) => return buffer
+      case _ =>
+    }
     try {
       // bytes that are not UTF-8 fail the parse, as they fail Spark's reader: Spark decides
       val kind = parsed(factory.createParser(bytes, offset, size))
@@ -180,6 +184,67 @@ case class InferJson(child: Expression, maxDepth: Int,
     }
     buffer
   }
+
+  // The merged records' fields by name, per record (they change only when a line adds to
+  // them), and whether a top-level one has two names that differ only in case.
+  @transient private lazy val lookups =
+    new java.util.IdentityHashMap[Kind.Record, java.util.HashMap[String, Integer]]()
+  @transient private lazy val caseTwins = new java.util.IdentityHashMap[Kind.Record, java.lang.Boolean]()
+
+  /** Whether the line is one record whose every value `merged` already covers (merging it
+    * would give `merged` again), read without building its type: no names sorted, no set of
+    * them, no case folded. Anything else (a new field or type, a key twice, text after the
+    * record, a value under a mixed field that is not a scalar, bad JSON) says no, and the
+    * full reading below decides, so this never changes a result. */
+  private def addsNothing(merged: Kind.Record, bytes: Array[Byte], offset: Int,
+                           size: Int): Boolean = {
+    if (caseTwins.computeIfAbsent(merged, r => java.lang.Boolean.valueOf(
+        r.fields.map(_._1.toLowerCase(java.util.Locale.ROOT)).distinct.length != r.fields.length))
+        .booleanValue()) return false
+    val parser = factory.createParser(bytes, offset, size)
+    try {
+      parser.nextToken() == JsonToken.START_OBJECT && recordCovered(merged, parser, 1) &&
+        parser.nextToken() == null
+    } catch {
+      case _: java.io.IOException | _: InferJson.Decline => false
+    } finally parser.close()
+  }
+
+  private def recordCovered(merged: Kind.Record, parser: JsonParser, depth: Int): Boolean = {
+    if (depth > maxDepth || merged.fields.length > 64) return false
+    if (lookups.size > 4096) lookups.clear()
+    val byName = lookups.computeIfAbsent(merged, r => {
+      val names = new java.util.HashMap[String, Integer]()
+      r.fields.zipWithIndex.foreach { case ((name, _), i) => names.put(name, i) }
+      names
+    })
+    var seen = 0L
+    while (parser.nextToken() == JsonToken.FIELD_NAME) {
+      val at = byName.get(parser.getCurrentName)
+      if (at == null || (seen & (1L << at)) != 0) return false
+      seen |= 1L << at
+      parser.nextToken()
+      if (!valueCovered(merged.fields(at)._2, parser, depth)) return false
+    }
+    true
+  }
+
+  private def valueCovered(merged: Kind, parser: JsonParser, depth: Int): Boolean =
+    parser.currentToken() match {
+      case JsonToken.START_OBJECT => merged match {
+        case record: Kind.Record => recordCovered(record, parser, depth + 1)
+        case _ => false
+      }
+      case JsonToken.START_ARRAY => merged match {
+        case Kind.Items(element) if depth + 1 <= maxDepth =>
+          while (parser.nextToken() != JsonToken.END_ARRAY) {
+            if (!valueCovered(element, parser, depth + 1)) return false
+          }
+          true
+        case _ => false
+      }
+      case _ => Kind.merge(merged, valueOf(parser, depth)) == merged
+    }
 
   /** The record's kind, or null when text follows it. */
   private def parsed(parser: JsonParser): Kind = try {

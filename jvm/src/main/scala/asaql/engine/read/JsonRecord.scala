@@ -39,7 +39,13 @@ case class JsonRecord(
   // ASCII text (the common record) is parsed from its bytes; any other by `from_json`'s own
   // parser over a UTF-8 Reader, which replaces bytes that are not UTF-8 where a byte parser
   // would refuse them: the same values either way
-  @transient private lazy val byteParser = failureSafe(JsonRecord.bytesParser, hideSource = true)
+  @transient private lazy val byteParser = {
+    var utf8: (JsonFactory, JsonFactory) = null  // JacksonParser's factory, and it for bytes
+    failureSafe((factory, text) => {
+      if (utf8 == null || !(utf8._1 eq factory)) utf8 = (factory, JsonRecord.utf8Only(factory))
+      JsonRecord.bytesParser(utf8._2, text)
+    }, hideSource = true)
+  }
   @transient private lazy val readerParser = failureSafe(CreateJacksonParser.utf8String,
     hideSource = false)
 
@@ -119,4 +125,10 @@ object JsonRecord {
     val bytes = text.getByteBuffer
     factory.createParser(bytes.array(), bytes.arrayOffset() + bytes.position(), bytes.remaining())
   }
+
+  /** `factory`'s settings without its guess of each parser's charset from the first bytes (a
+    * byte-order mark, UTF-16 or -32): a few percent of a record's parse. Spark's reader
+    * decodes a line as UTF-8 whatever it starts with, and asaql's byte parsers read UTF-8. */
+  def utf8Only(factory: JsonFactory): JsonFactory =
+    factory.rebuild().disable(JsonFactory.Feature.CHARSET_DETECTION).build()
 }
