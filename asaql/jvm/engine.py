@@ -40,9 +40,10 @@ PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → larg
 INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lines' merged type
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
+DATETIME_TEXT = "asaql_datetime_text"  # (timestamp) → ASA's text of it (DatetimeText.scala)
 ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "11"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "12"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

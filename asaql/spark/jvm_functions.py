@@ -12,7 +12,8 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, ENGINE_VERSION,
+from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
+                              ENGINE_VERSION,
                               EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED,
                               ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, PARTITION_DIGITS, PRIOR_MAX,
                               REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
@@ -125,6 +126,12 @@ def iso_timestamp(text: Column, jvm: bool = True) -> Column:
     """`try_to_timestamp(text)`: with the engine (`jvm`), the ISO form events carry read in
     generated code, anything else by Spark's own cast (IsoTimestamp.scala)."""
     return F.call_function(ISO_TIMESTAMP, text) if jvm else F.try_to_timestamp(text)
+
+
+def datetime_text(value: Column) -> Column:
+    """A timestamp as ASA writes it (datetime_functions.format_asa_datetime's text), written
+    in generated code (DatetimeText.scala)."""
+    return F.call_function(DATETIME_TEXT, value)
 
 
 def json_texts(text: Column) -> Column:

@@ -21,6 +21,7 @@ from asaql.spark.lowering.datetime_functions import format_asa_datetime
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure, event_failure_of,
                                            event_udf_calls, laterals_below)
+from asaql.spark.jvm_functions import datetime_text
 from asaql.spark.lowering.windowing import WindowedStatement, results_scope
 from asaql.spark.sources.step_input import record_json, stage_line
 
@@ -50,11 +51,12 @@ class OutputLines:
 
 def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
                 references: dict | None = None, analytics: dict | None = None,
-                partners: dict | None = None, typed: bool = False) -> OutputLines:
+                partners: dict | None = None, typed: bool = False,
+                jvm: bool = False) -> OutputLines:
     """A pass-through statement: its accepted events, joins and applies, WHERE, SELECT. With
     analytic functions (`analytics`: call → value), the events the step released in order;
     with a JOIN of two streams (`partners`: alias → (partners, schema)), the left events the
-    step emitted with their partners."""
+    step emitted with their partners. `jvm`: the JVM engine writes the lines' datetimes."""
     scope = Scope(schema, frame=stream)
     scope.references = references or {}
     scope.analytics = analytics or {}
@@ -78,7 +80,8 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
             keep = keep & F.coalesce(lower_expr(predicate, scope), F.lit(False))
         in_where = len(scope.failures)
         columns = _project(project.columns, scope)
-        line = _json_line(stream, columns, F.col(C.SYSTEM_TIMESTAMP) if stage else None, typed)
+        line = _json_line(stream, columns, F.col(C.SYSTEM_TIMESTAMP) if stage else None, typed,
+                          jvm)
         fields = _line_types(stream, columns)
         if not scope.failures:
             return OutputLines(condition & keep, line, order, fields=fields)
@@ -105,7 +108,7 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
         stage_time = (inner.timestamp if inner.timestamp is not None
                       else F.col(C.SYSTEM_TIMESTAMP)) if stage else None
         return keep, _json_from(_project(project.columns, inner), types, stage_time,
-                                typed), own_order
+                                typed, jvm), own_order
 
     reason = event_failure_of(combos, scope)  # a UDF of the event's own fields that failed
     if reason is None:
@@ -116,7 +119,7 @@ def event_lines(write: WriteOutput, stream: DataFrame, schema: T.StructType,
 
 
 def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.StructType,
-                 typed: bool = False) -> OutputLines:
+                 typed: bool = False, jvm: bool = False) -> OutputLines:
     """A windowed statement: its result rows, HAVING, SELECT."""
     scope = results_scope(statement, schema, stream)
     condition = (F.col(C.ROW_KIND) == C.RESULT) & (F.col(C.STATEMENT) == statement.index)
@@ -125,16 +128,16 @@ def window_lines(statement: WindowedStatement, stream: DataFrame, schema: T.Stru
     order = [F.col(C.SYSTEM_TIMESTAMP), F.col(C.KEY), F.lit(None), F.lit(None), F.lit(None)]
     columns = _project(statement.project.columns, scope)
     stage_time = F.col(C.SYSTEM_TIMESTAMP) if is_stage(statement.write.output) else None
-    return OutputLines(condition, _json_line(stream, columns, stage_time, typed), order,
+    return OutputLines(condition, _json_line(stream, columns, stage_time, typed, jvm), order,
                        fields=_line_types(stream, columns))
 
 
 def _json_line(stream: DataFrame, columns: list[Column], stage_time: Column | None = None,
-               typed: bool = False) -> Column:
+               typed: bool = False, jvm: bool = False) -> Column:
     """One JSON object per row, SELECT order, nulls kept, datetimes as ASA writes them (a
     stage's row: as Spark reads them back, with its System.Timestamp, `stage_time`; `typed`:
     a struct of the typed columns instead)."""
-    return _json_from(columns, _line_types(stream, columns), stage_time, typed)
+    return _json_from(columns, _line_types(stream, columns), stage_time, typed, jvm)
 
 
 def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]:
@@ -142,14 +145,17 @@ def _line_types(stream: DataFrame, columns: list[Column]) -> list[T.StructField]
 
 
 def _json_from(columns: list[Column], types: list[T.StructField],
-               stage_time: Column | None = None, typed: bool = False) -> Column:
+               stage_time: Column | None = None, typed: bool = False,
+               jvm: bool = False) -> Column:
     if typed and stage_time is None:  # a stage's rows stay lines: its reader parses them
         return F.struct(*[c.alias(f.name) for c, f in zip(columns, types)])
     if stage_time is not None:
         return stage_line([c.alias(f.name) for c, f in zip(columns, types)], stage_time)
     values = []
     for column, f in zip(columns, types):
-        if isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
+        if isinstance(f.dataType, T.TimestampType) and jvm:  # the engine writes it
+            column = datetime_text(column)
+        elif isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
             column = format_asa_datetime(column)
         values.append(column.alias(f.name))
     return F.to_json(F.struct(*values), {"ignoreNullFields": "false"})

@@ -196,7 +196,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             F.col(C.ARRIVAL).alias(C.SYSTEM_TIMESTAMP), F.lit(0).alias(C.FLAGS),
             F.lit(C.EVENT).alias(C.ROW_KIND))
         return LoweredGroup(stream, [(w, event_lines(w, stream, schema, references,
-                                                      typed=_typed(typed, w.output)))
+                                                      typed=_typed(typed, w.output), jvm=jvm))
                                      for w in group.writes])
     source = group.source
     stamped = stamp_events(events, source, scope, jvm)
@@ -263,11 +263,11 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:
         stream = _named_back(apply_step(step_input, SourceStep(spec), out_schema), renames)
-    outputs = [(w, event_lines(w, stream, schema, references, typed=_typed(typed, w.output)))
-               for w in passthrough]
+    outputs = [(w, event_lines(w, stream, schema, references, typed=_typed(typed, w.output),
+                               jvm=jvm)) for w in passthrough]
     outputs += [(w, event_lines(w, stream, schema, references, analytics.results,
-                                typed=_typed(typed, w.output))) for w in group.held]
-    outputs += [(s.write, window_lines(s, stream, schema, _typed(typed, s.write.output)))
+                                typed=_typed(typed, w.output), jvm=jvm)) for w in group.held]
+    outputs += [(s.write, window_lines(s, stream, schema, _typed(typed, s.write.output), jvm))
                 for s in windowed]
     if batch_step is not None:
         return LoweredGroup(step_input, outputs, batch_step)
@@ -340,7 +340,7 @@ def lower_join_group(spark: SparkSession, group: JoinGroup, paths: tuple, schema
                                    formats, jvm)
     return LoweredGroup(stream, [(w, event_lines(w, stream, schemas[0], references,
                                                  partners=partners,
-                                                 typed=_typed(typed, w.output)))
+                                                 typed=_typed(typed, w.output), jvm=jvm))
                                  for w in group.writes])
 
 

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "11"
+  val Version = "12"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -35,6 +35,12 @@ object Functions {
       (args: Seq[Expression]) => {
         require(args.length == 1, s"${IsoTimestamp.Name} takes 1 argument")
         IsoTimestamp(args.head, SQLConf.get.sessionLocalTimeZone)
+      }),
+    (FunctionIdentifier(DatetimeText.Name),
+      new ExpressionInfo(classOf[DatetimeText].getName, DatetimeText.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${DatetimeText.Name} takes 1 argument")
+        DatetimeText(args.head, SQLConf.get.sessionLocalTimeZone)
       }),
     text("asaql_bracket_depth", "depth", IntegerType, 1),
     text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
