@@ -15,7 +15,8 @@ from pyspark.sql import types as T
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
                               ENGINE_VERSION,
                               EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED,
-                              ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, PARTITION_DIGITS, PRIOR_MAX,
+                              ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, ORDERED_LINE, ORDERED_LINES,
+                              PARTITION_DIGITS, PRIOR_MAX,
                               REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
@@ -132,6 +133,25 @@ def datetime_text(value: Column) -> Column:
     """A timestamp as ASA writes it (datetime_functions.format_asa_datetime's text), written
     in generated code (DatetimeText.scala)."""
     return F.call_function(DATETIME_TEXT, value)
+
+
+def ordered_line(values: list[Column], line: Column) -> Column:
+    """`line` as a task stages it for the driver's merge (OrderedLines.scala): `values`, the
+    order, as a prefix whose bytes compare as they do, then the line."""
+    return F.call_function(ORDERED_LINE, *values, line)
+
+
+def merges_in_driver(spark: SparkSession) -> bool:
+    """Whether the driver's JVM can merge staged lines (merge_ordered_lines): a classic
+    session (the driver here, through py4j) with the engine."""
+    return getattr(spark, "_jvm", None) is not None and engine_problem(spark) is None
+
+
+def merge_ordered_lines(spark: SparkSession, parts: list[str], kinds: str, target: str) -> int:
+    """Appends to `target` the lines of `parts` (files of ordered_line's lines, each in
+    order), all in order, without their prefixes; → how many. `kinds`: the order values',
+    'n' (a number or timestamp) or 's' (a text) each."""
+    return reduce(getattr, ORDERED_LINES.split("."), spark._jvm).merge(parts, kinds, target)
 
 
 def json_texts(text: Column) -> Column:

@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from asaql.outputs.formats import output_format
+from asaql.spark.jvm_functions import merge_ordered_lines, merges_in_driver, ordered_line
 from asaql.spark.sinks.folder_formats import SUFFIXES, write_csv_parts, write_part_files
 from asaql.spark.sinks.format_outputs import CsvOutput, file_output
 from asaql.spark.sinks.locks import PortableLock
@@ -42,6 +43,7 @@ class LineSink:
         # each row's part file goes to the subfolder its System.Timestamp names
         self.path_format = path_format
         self.lock = PortableLock()
+        self.merging: bool | None = None  # the driver's JVM merges a file's parts (_merges)
         self.file = None
         if isinstance(target, str) and output_format(target):
             self.file = file_output(target, journal, fresh, committed)
@@ -132,19 +134,30 @@ class LineSink:
             F.sum(F.when(F.col(DESTINATION) == index, 1).otherwise(0)).alias(str(index))
             for index, _ in statements])
         staging = self.file.journal.parent / "staging" / f"{self.file.journal.stem}-{query}"
-        # One ordered file: the rows meet in one task (a shuffle of the lines, not the
-        # events); a range partitioning would sample, i.e. compute the micro-batch twice.
-        ordered = counted.repartition(1) \
-            .sortWithinPartitions(*ORDER_COLUMNS, POSITION, JSON_COLUMN)
-        if isinstance(self.file, CsvOutput):  # the header: once, by the driver
-            write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
+        spark = batch.sparkSession
+        order = (*ORDER_COLUMNS, POSITION)
+        merged = not isinstance(self.file, CsvOutput) and self._merges(spark)
+        if merged:  # each task sorts its lines; the driver merges the tasks' files in order
+            counted.sortWithinPartitions(*order, JSON_COLUMN).select(ordered_line(
+                [F.col(c) for c in order], F.col(JSON_COLUMN))).write.mode("overwrite") \
+                .text(str(staging))
         else:
-            ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
+            # One ordered file: the rows meet in one task (a shuffle of the lines, not the
+            # events); a range partitioning would sample, i.e. compute the micro-batch twice.
+            ordered = counted.repartition(1).sortWithinPartitions(*order, JSON_COLUMN)
+            if isinstance(self.file, CsvOutput):  # the header: once, by the driver
+                write_csv_parts(ordered, JSON_COLUMN, self.file.columns, str(staging))
+            else:
+                ordered.select(JSON_COLUMN).write.mode("overwrite").text(str(staging))
         rows = {index: observation.get.get(str(index)) or 0 for index, _ in statements}
 
         def publish() -> None:
-            self.file.append_files(sorted(staging.glob("part-*")) if any(rows.values()) else [],
-                                   query, batch_id)
+            parts = sorted(staging.glob("part-*")) if any(rows.values()) else []
+            if merged and parts:
+                self.file.append_written(lambda path: merge_ordered_lines(
+                    spark, [str(p) for p in parts], ORDER_KINDS, path), query, batch_id)
+            else:
+                self.file.append_files([] if merged else parts, query, batch_id)
             shutil.rmtree(staging, ignore_errors=True)
 
         if defer is None:
@@ -152,6 +165,11 @@ class LineSink:
         else:
             defer.append(publish)
         return rows
+
+    def _merges(self, spark) -> bool:
+        if self.merging is None:
+            self.merging = merges_in_driver(spark)
+        return self.merging
 
     def write_rows(self, rows, query: int = 0, batch_id: int = 0) -> int:
         """Collected rows (JSON_COLUMN and ORDER_COLUMNS), written in order."""
@@ -194,6 +212,8 @@ DESTINATION = "_asaql_destination"
 POSITION = "_asaql_position"
 # the types of ORDER_COLUMNS
 ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")
+# each ORDER_COLUMNS' and POSITION's kind for the driver's merge: a number or a text
+ORDER_KINDS = "nsnsnn"
 
 
 def entries(destination: int, lines: OutputLines) -> Column:

@@ -68,6 +68,15 @@ class JournaledFile:
 
         self._append(copy, query, batch_id)
 
+    def append_written(self, write: Callable[[str], object], query: int, batch_id: int) -> None:
+        """As `append`, with the bytes appended to the file's path by `write(path)`, another
+        writer than this handle (the driver's JVM merging part files), as one append."""
+        def written(handle) -> None:
+            handle.flush()
+            write(str(self.path))
+
+        self._append(written, query, batch_id)
+
     def _append(self, write, query: int, batch_id: int) -> None:
         with self.lock:
             if self.truncate_first:

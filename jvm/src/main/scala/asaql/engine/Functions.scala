@@ -42,6 +42,9 @@ object Functions {
         require(args.length == 1, s"${DatetimeText.Name} takes 1 argument")
         DatetimeText(args.head, SQLConf.get.sessionLocalTimeZone)
       }),
+    (FunctionIdentifier(OrderedLines.Name),
+      new ExpressionInfo(classOf[OrderedLine].getName, OrderedLines.Name),
+      (args: Seq[Expression]) => OrderedLine(args)),
     text("asaql_bracket_depth", "depth", IntegerType, 1),
     text("asaql_top_level_values", "topLevelValues", IntegerType, 1),
     text("asaql_repeated_key", "repeatedKey", StringType, 2),
