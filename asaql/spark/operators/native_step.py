@@ -39,7 +39,8 @@ from asaql.spark.operators.arrival_segments import (
     carried_seeds, fits, prior_largest, segment_seeds,
 )
 from asaql.spark.operators.native_state import NativeState, advance_clock
-from asaql.spark.operators.step_frames import conform, known, union_all, with_key_values
+from asaql.spark.operators.step_frames import (conform, known, local_frame, union_all,
+                                               with_key_values)
 from asaql.spark.operators.step_stats import (
     before_order, late_sample, malformed, malformed_count, observed, order_flags,
     read_observed, segment_columns, stats_columns,
@@ -417,7 +418,7 @@ class NativeStep:
                    T.StructField(C.LATE_SAMPLE, T.StringType()),
                    T.StructField(C.ROW_KIND, T.IntegerType())]
         row = self._count_values(stats, state, marks, out_watermark, late, flags)
-        return spark.createDataFrame([row], T.StructType(fields))
+        return local_frame(spark, [row], T.StructType(fields))
 
     def _count_values(self, stats, state: NativeState, marks: dict, out_watermark,
                       late: str | None, flags: dict | None = None) -> tuple:

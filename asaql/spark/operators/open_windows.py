@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from asaql.core.windows import HoppingWindow
 from asaql.runtime import columns as C
 from asaql.runtime.policy import NONE
-from asaql.spark.operators.step_frames import with_key_values
+from asaql.spark.operators.step_frames import local_frame, with_key_values
 from asaql.spark.operators.window_partials import finished, merge_columns, partial_columns
 
 # Beyond this many merged partial rows the split stays in Spark (the driver holds them as Arrow)
@@ -131,7 +131,7 @@ def closed_in_driver(st, table: pa.Table, merged: DataFrame, results: list, targ
     _write_open(table.filter(pc.invert(chosen)), target)
     closed = table.filter(chosen)
     local = spark.createDataFrame(closed, schema=merged.schema) if closed.num_rows else \
-        spark.createDataFrame([], merged.schema)
+        local_frame(spark, [], merged.schema)
     return Closed(_result_frame(st, local, results), table.num_rows - closed.num_rows,
                   closed.num_rows, until)
 
