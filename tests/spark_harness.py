@@ -66,6 +66,25 @@ def property_settings(examples: int, also_suppress=(), **options) -> settings:
                                            HealthCheck.too_slow, *also_suppress], **options)
 
 
+def in_session_zones(spark, zones: tuple[str, ...], check: Callable[[str], None]) -> None:
+    """`check(zone)` with the session's time zone set to each of `zones`, then as it was."""
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for session_zone in zones:
+            spark.conf.set("spark.sql.session.timeZone", session_zone)
+            check(session_zone)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+
+
+def evaluated_both_ways(frame, columns: list) -> list:
+    """`frame.select("i", *columns)`'s rows evaluated (a local relation's projection is not
+    compiled) and in generated code (after a shuffle), sorted by `i`."""
+    interpreted = frame.select("i", *columns).collect()
+    compiled = frame.repartition(2).select("i", *columns).collect()
+    return sorted(interpreted + compiled, key=lambda row: row["i"])
+
+
 def split_files(records, sizes) -> Files:
     """`records` cut into files of `sizes` records, named part-000.jsonl, … in order."""
     files, start = [], 0

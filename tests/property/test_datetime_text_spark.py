@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from asaql.spark.jvm_functions import datetime_text
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
-from spark_harness import property_settings
+from spark_harness import evaluated_both_ways, in_session_zones, property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_DATETIME_TEXT_EXAMPLES", "10"))
 FIRST, END = -62135596800000000, 253402300800000000  # 0001-01-01, 10000-01-01 (µs, UTC)
@@ -35,21 +35,16 @@ instants = st.lists(st.one_of(
 def _both(spark, values: list[int]) -> list[tuple]:
     frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, us long") \
         .select("i", F.timestamp_micros("us").alias("t"))
-    pairs = [format_asa_datetime(F.col("t")).alias("spark"), datetime_text(F.col("t")).alias(
-        "asaql")]
-    interpreted = frame.select("i", *pairs).collect()  # a local relation: evaluated, not compiled
-    compiled = frame.repartition(2).select("i", *pairs).collect()
-    return sorted((r["i"], r["spark"], r["asaql"]) for r in interpreted + compiled)
+    rows = evaluated_both_ways(frame, [format_asa_datetime(F.col("t")).alias("spark"),
+                                       datetime_text(F.col("t")).alias("asaql")])
+    return [(r["i"], r["spark"], r["asaql"]) for r in rows]
 
 
 @property_settings(EXAMPLES)
 @given(instants)
 def test_the_engine_writes_datetimes_as_spark_does(spark, values):
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    try:
-        for session_zone in ("UTC", "Asia/Kolkata"):
-            spark.conf.set("spark.sql.session.timeZone", session_zone)
-            for i, expected, found in _both(spark, values):
-                assert found == expected, (session_zone, values[i], expected, found)
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
+    def check(zone: str) -> None:
+        for i, expected, found in _both(spark, values):
+            assert found == expected, (zone, values[i], expected, found)
+
+    in_session_zones(spark, ("UTC", "Asia/Kolkata"), check)

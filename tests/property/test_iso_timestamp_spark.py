@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pyspark.sql import functions as F
 
 from asaql.spark.jvm_functions import iso_timestamp
-from spark_harness import property_settings
+from spark_harness import evaluated_both_ways, in_session_zones, property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_ISO_TIMESTAMP_EXAMPLES", "10"))
 
@@ -58,21 +58,16 @@ texts = st.lists(st.one_of(datetimes(), near_misses()), min_size=1, max_size=60)
 def _both(spark, values: list[str]) -> list[tuple]:
     frame = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, t string")
     # as µs: Python's datetime has no year 0
-    pairs = [F.unix_micros(F.try_to_timestamp("t")).alias("spark"),
-             F.unix_micros(iso_timestamp(F.col("t"))).alias("asaql")]
-    interpreted = frame.select("i", *pairs).collect()  # a local relation: evaluated, not compiled
-    compiled = frame.repartition(2).select("i", *pairs).collect()
-    return sorted((r["i"], r["spark"], r["asaql"]) for r in interpreted + compiled)
+    rows = evaluated_both_ways(frame, [F.unix_micros(F.try_to_timestamp("t")).alias("spark"),
+                                       F.unix_micros(iso_timestamp(F.col("t"))).alias("asaql")])
+    return [(r["i"], r["spark"], r["asaql"]) for r in rows]
 
 
 @property_settings(EXAMPLES)
 @given(texts)
 def test_the_engine_reads_datetimes_as_spark_does(spark, values):
-    zone = spark.conf.get("spark.sql.session.timeZone")
-    try:
-        for session_zone in ("UTC", "America/Los_Angeles"):
-            spark.conf.set("spark.sql.session.timeZone", session_zone)
-            for i, expected, found in _both(spark, values):
-                assert found == expected, (session_zone, values[i])
-    finally:
-        spark.conf.set("spark.sql.session.timeZone", zone)
+    def check(zone: str) -> None:
+        for i, expected, found in _both(spark, values):
+            assert found == expected, (zone, values[i])
+
+    in_session_zones(spark, ("UTC", "America/Los_Angeles"), check)

@@ -24,24 +24,9 @@ object Functions {
     (FunctionIdentifier(JsonRecord.Name),
       new ExpressionInfo(classOf[JsonRecord].getName, JsonRecord.Name),
       jsonRecord _),
-    (FunctionIdentifier(JsonTexts.Name),
-      new ExpressionInfo(classOf[JsonTexts].getName, JsonTexts.Name),
-      (args: Seq[Expression]) => {
-        require(args.length == 1, s"${JsonTexts.Name} takes 1 argument")
-        JsonTexts(args.head, SQLConf.get.sessionLocalTimeZone)
-      }),
-    (FunctionIdentifier(IsoTimestamp.Name),
-      new ExpressionInfo(classOf[IsoTimestamp].getName, IsoTimestamp.Name),
-      (args: Seq[Expression]) => {
-        require(args.length == 1, s"${IsoTimestamp.Name} takes 1 argument")
-        IsoTimestamp(args.head, SQLConf.get.sessionLocalTimeZone)
-      }),
-    (FunctionIdentifier(DatetimeText.Name),
-      new ExpressionInfo(classOf[DatetimeText].getName, DatetimeText.Name),
-      (args: Seq[Expression]) => {
-        require(args.length == 1, s"${DatetimeText.Name} takes 1 argument")
-        DatetimeText(args.head, SQLConf.get.sessionLocalTimeZone)
-      }),
+    zoned(JsonTexts.Name, classOf[JsonTexts], JsonTexts(_, _)),
+    zoned(IsoTimestamp.Name, classOf[IsoTimestamp], IsoTimestamp(_, _)),
+    zoned(DatetimeText.Name, classOf[DatetimeText], DatetimeText(_, _)),
     (FunctionIdentifier(OrderedLines.Name),
       new ExpressionInfo(classOf[OrderedLine].getName, OrderedLines.Name),
       (args: Seq[Expression]) => OrderedLine(args)),
@@ -90,6 +75,14 @@ object Functions {
         require(args.length >= 3, s"${GroupedStats.Name} takes ops, a group count, columns")
         GroupedStats(literal(args(0)), literal(args(1)).toInt, args.drop(2))
       }))
+
+  /** An expression of one argument and the session's time zone. */
+  private def zoned(name: String, kind: Class[_], build: (Expression, String) => Expression) =
+    (FunctionIdentifier(name), new ExpressionInfo(kind.getName, name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"$name takes 1 argument")
+        build(args.head, SQLConf.get.sessionLocalTimeZone)
+      })
 
   /** A method of RecordText, called by generated code (NULL in, NULL out). */
   private def text(name: String, method: String, result: DataType, arity: Int) =
