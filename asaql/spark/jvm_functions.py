@@ -13,11 +13,10 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
-                              ENGINE_VERSION,
-                              EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS, GROUPED,
-                              ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, ORDERED_LINE, ORDERED_LINES,
-                              PARTITION_DIGITS, PRIOR_MAX,
-                              REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
+                              ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
+                              GROUPED, ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, ORDERED_LINE,
+                              ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
+                              TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 

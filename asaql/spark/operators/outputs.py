@@ -17,11 +17,11 @@ from asaql.plan.nodes import (
     ApplyToElements, EvaluateAnalytics, Filter, JoinReference, JoinStreams, Project, WriteOutput,
 )
 from asaql.runtime import columns as C
+from asaql.spark.jvm_functions import datetime_text
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure, event_failure_of,
                                            event_udf_calls, laterals_below)
-from asaql.spark.jvm_functions import datetime_text
 from asaql.spark.lowering.windowing import WindowedStatement, results_scope
 from asaql.spark.sources.step_input import record_json, stage_line
 

@@ -213,7 +213,7 @@ POSITION = "_asaql_position"
 # the types of ORDER_COLUMNS
 ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")
 # each ORDER_COLUMNS' and POSITION's kind for the driver's merge: a number or a text
-ORDER_KINDS = "nsnsnn"
+ORDER_KINDS = "".join("s" if kind == "string" else "n" for kind in ORDER_TYPES) + "n"
 
 
 def entries(destination: int, lines: OutputLines) -> Column:
