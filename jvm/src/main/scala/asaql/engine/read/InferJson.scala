@@ -212,7 +212,7 @@ case class InferJson(child: Expression, maxDepth: Int,
 
   private def recordCovered(merged: Kind.Record, parser: JsonParser, depth: Int): Boolean = {
     if (depth > maxDepth || merged.fields.length > 64) return false
-    if (lookups.size > 4096) lookups.clear()
+    if (lookups.size > 4096) { lookups.clear(); caseTwins.clear() }
     val byName = lookups.computeIfAbsent(merged, r => {
       val names = new java.util.HashMap[String, Integer]()
       r.fields.zipWithIndex.foreach { case ((name, _), i) => names.put(name, i) }

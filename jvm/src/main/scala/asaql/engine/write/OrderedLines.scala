@@ -131,9 +131,6 @@ object OrderedLines {
     case _ => '?'
   }
 
-  /** The kinds of OrderedLine's values, as `merge` takes them ("nsnsnn"). */
-  def kinds(types: Seq[DataType]): String = types.map(kindOf).mkString
-
   /** Appends to `target` the lines of `parts` (each ordered by its bytes, as OrderedLine wrote
     * them) in the order of their bytes, each without its prefix; → the lines written. */
   def merge(parts: java.util.List[String], kinds: String, target: String): Long = {
