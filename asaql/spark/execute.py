@@ -40,7 +40,7 @@ from asaql.spark.session.builder import build_session, prepare_for_run
 from asaql.spark.sources.addresses import FileNames
 from asaql.spark.sinks.output_sinks import output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
-from asaql.spark.sinks.stepped_batch import SteppedBatch
+from asaql.spark.sinks.stepped_batch import SizedBatch, SteppedBatch
 from asaql.spark.sources.source_log import forget_unplanned_files
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -191,13 +191,9 @@ def _typed_outputs(options) -> frozenset:
                      if isinstance(target, DatabaseTable))
 
 
-def _safe(name: str) -> str:
-    return safe_name(name)
-
-
 def stage_folder(checkpoint: str, name: str) -> str:
     """Where a stage's rows are kept: a folder of the checkpoint."""
-    return os.path.join(checkpoint, "stages", _safe(name[1:]))
+    return os.path.join(checkpoint, "stages", safe_name(name[1:]))
 
 
 def stage_waves(groups: list) -> list[list]:
@@ -247,8 +243,9 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         report = os.path.join(checkpoint, "reports", f"source-{index}.jsonl")
         relays.append(ReportReader(report, writer, options.stdout))
         function = writer.for_server(report)
-    if lowered.batch_step is not None:  # the native step, then the writer
-        function = SteppedBatch(lowered.batch_step, function, folder)
+    # the native step, then the writer; else the writer, told the micro-batch's size
+    function = SteppedBatch(lowered.batch_step, function, folder) \
+        if lowered.batch_step is not None else SizedBatch(function, folder)
     query = (lowered.stream.writeStream.foreachBatch(batch_function(spark, function))
              .option("checkpointLocation", folder)
              .queryName(f"asaql_{group.input_alias}_{index}_{uuid.uuid4().hex[:8]}"))

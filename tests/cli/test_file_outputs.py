@@ -1,8 +1,9 @@
 """A `.jsonl` or `.csv` file output written by Spark's executors (sorted part files appended in
 order: asaql/spark/sinks/line_sink.py, write_file) holds the same bytes as one written by the driver from
-collected rows (the path of micro-batches of at most COLLECT_BELOW events), through the real
-`asaql run` on the shared session: several micro-batches, a UNION into one file, a window
-output, an output no row reaches, malformed lines, and the native step's and the general step's outputs."""
+collected rows (the path of small micro-batches: at most COLLECT_BELOW events, or
+COLLECT_BELOW_BYTES of files read), through the real `asaql run` on the shared session: several
+micro-batches, a UNION into one file, a window output, an output no row reaches, malformed
+lines, and the native step's and the general step's outputs."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from asaql.cli import cli
-from asaql.spark.sinks import line_sink, sink
+from asaql.spark.sinks import line_sink, sink, stepped_batch
 
 IOT = Path(__file__).resolve().parents[2] / "samples" / "iot_devices" / "input.jsonl"
 QUERY = """
@@ -73,10 +74,11 @@ def test_executors_and_the_driver_write_the_same_files(spark, input_folder, tmp_
     monkeypatch.setattr(sink, "COLLECT_BELOW", 10**9)
     (tmp_path / "driver").mkdir()
     by_driver = _run(input_folder, tmp_path / "driver", step)
-    # the general step counts no events before the writer: its files are always Spark's
-    assert bool(written) == (step == "general")
-    written.clear()
+    # small micro-batches: the native step counts their events, the general step's are told
+    # by their files' sizes (SizedBatch)
+    assert not written
     monkeypatch.setattr(sink, "COLLECT_BELOW", -1)
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW_BYTES", -1)
     (tmp_path / "executors").mkdir()
     by_executors = _run(input_folder, tmp_path / "executors", step)
     assert {"hot.jsonl", "rows.csv", "windows.jsonl", "nothing.jsonl"} <= set(written)
@@ -89,9 +91,10 @@ def test_executors_and_the_driver_write_the_same_files(spark, input_folder, tmp_
     assert by_driver["nothing.jsonl"] == b""  # micro-batches without a line (an empty plan)
 
 
-def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path):
-    """No step counts the events here, so Spark writes the file: a micro-batch whose lines
-    are none leaves an empty plan, whose observed counts the run still reads (session/builder.py)."""
+def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path, monkeypatch):
+    """Written by Spark (no micro-batch is small here): a micro-batch whose lines are none
+    leaves an empty plan, whose observed counts the run still reads (session/builder.py)."""
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW_BYTES", -1)
     query = tmp_path / "query.sql"
     query.write_text("SELECT deviceId INTO nothing FROM input WHERE temperature > 1000\n")
     result = CliRunner().invoke(cli, [
@@ -100,3 +103,25 @@ def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path):
     assert result.exit_code == 0, result.stderr + result.output
     assert (tmp_path / "nothing.jsonl").read_bytes() == b""
     assert "304 input events, 0 output events" in result.stderr
+
+
+def test_a_micro_batch_after_a_large_state_is_written_by_spark(spark, input_folder, tmp_path,
+                                                               monkeypatch):
+    """The general step's micro-batch is small only while the events its open windows hold
+    stay few (the windows it may close): here none may be held, so the first micro-batch (no
+    state before it) is collected and each after it is written by Spark, the same bytes."""
+    batches = []
+    write_file = line_sink.LineSink.write_file
+
+    def counted(self, batch, statements, batch_id, *args, **kwargs):
+        batches.append(batch_id)
+        return write_file(self, batch, statements, batch_id, *args, **kwargs)
+
+    monkeypatch.setattr(line_sink.LineSink, "write_file", counted)
+    (tmp_path / "driver").mkdir()
+    by_driver = _run(input_folder, tmp_path / "driver", "general")
+    assert not batches
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW", 0)
+    (tmp_path / "mixed").mkdir()
+    assert _run(input_folder, tmp_path / "mixed", "general") == by_driver
+    assert 0 not in batches and {1, 2} <= set(batches)

@@ -152,6 +152,7 @@ class BatchWriter:
     failed: dict = field(default_factory=dict)  # batch id → rows a CAST failed on (_collect)
     # --on-data-error stop: a micro-batch with a data error publishes nothing and stops the run
     stop_on_data_error: bool = False
+    state_rows: int = 0  # the step's state after the last micro-batch (SizedBatch reads it)
 
     def __post_init__(self):
         for lines, sink in self.outputs:
@@ -222,6 +223,7 @@ class BatchWriter:
             if gathered is not None:
                 written += self._write_gathered(gathered, batch_id, rows)
             seen = {**(counts or {}), **observation.get, "outputs": rows, "rejected": rejected}
+            self.state_rows = seen.get("state") or 0
             if self.report is None:
                 self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
             else:

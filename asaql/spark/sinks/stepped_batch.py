@@ -8,7 +8,7 @@ import os
 
 from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
-from asaql.spark.sinks.sink import COLLECT_BELOW_BYTES, BatchWriter
+from asaql.spark.sinks.sink import COLLECT_BELOW, COLLECT_BELOW_BYTES, BatchWriter
 from asaql.spark.sources.control import CONTROL_FOLDER
 from asaql.spark.sources.ordered_files import reading_groups, write_groups
 from asaql.spark.sources.source_log import micro_batch_entries
@@ -67,6 +67,27 @@ class SteppedBatch:
                             settle=self.step.settle, small=small)
         finally:
             self.step.release()
+
+
+class SizedBatch:
+    """foreachBatch of a group without the native step: the writer, told when the micro-batch
+    is small, so that its file outputs are collected and written by the driver, as the
+    native step's small micro-batches are (a Spark write's job, staging and merge cost more
+    than a few rows: 0.1-0.2 s a micro-batch). Small: at most COLLECT_BELOW_BYTES of files
+    read (a topic's size is unknown: never), and at most COLLECT_BELOW events held in the
+    step's open windows before it, which bounds the windows it can close (the last
+    micro-batch closes every open window)."""
+
+    def __init__(self, writer: BatchWriter, checkpoint: str):
+        self.writer = writer
+        self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
+
+    def __call__(self, batch, batch_id: int) -> None:
+        entries = micro_batch_entries(self.checkpoint, batch_id)
+        sizes = _sizes(None if entries is None else [path for path, _ in entries])
+        self.writer(batch, batch_id, small=sizes is not None
+                    and sum(sizes.values()) <= COLLECT_BELOW_BYTES
+                    and self.writer.state_rows <= COLLECT_BELOW)
 
 
 def _cores(spark) -> int:
