@@ -15,6 +15,7 @@ from asaql.jvm.engine import engine_jar
 from asaql.spark.failures import launch_reason, route_python_logs
 from asaql.spark.jvm_functions import session_settings
 from asaql.spark.session import class_archive
+from asaql.spark.session.jvm_view import remember_lookups
 from asaql.spark.session.shipping import ship_to_executors
 
 # A `.jsonl` output's lines meet in one task after a shuffle (sink.py, write_file); when a
@@ -128,6 +129,7 @@ def build_session(master: str | None = None, spark_log: str | None = None,
         error.asaql_launch_reason = launch_reason(spark_log, start) if spark_log else None
         raise
     spark.sparkContext.setLogLevel("ERROR")
+    remember_lookups(spark.sparkContext)  # py4j's lookups once per class and method (jvm_view.py)
     if submitted and not spark.sparkContext.getConf().contains("spark.sql.shuffle.partitions"):
         partitions = _parallelism(spark.sparkContext.master)["spark.sql.shuffle.partitions"]
         spark.conf.set("spark.sql.shuffle.partitions", partitions)
