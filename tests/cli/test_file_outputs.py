@@ -48,11 +48,26 @@ def input_folder(tmp_path_factory):
     return folder
 
 
-def _run(folder: Path, out: Path, step: str) -> dict[str, bytes]:
+@pytest.fixture
+def batches(spark, monkeypatch) -> list[int]:
+    """The micro-batches whose file outputs Spark wrote (LineSink.write_file), from now on."""
+    written: list[int] = []
+    write_file = line_sink.LineSink.write_file
+
+    def counted(self, batch, statements, batch_id, *args, **kwargs):
+        written.append(batch_id)
+        return write_file(self, batch, statements, batch_id, *args, **kwargs)
+
+    monkeypatch.setattr(line_sink.LineSink, "write_file", counted)
+    return written
+
+
+def _run(folder: Path, out: Path, step: str, more: list[str] = ()) -> dict[str, bytes]:
     query = out / "query.sql"
     query.write_text(QUERY)
     argv = ["run", str(query), "--input", f"input={folder}", "--late", "5s", "--ooo", "2s",
-            "--max-files-per-trigger", "1", "--step", step, "--errors", str(out / "errors.jsonl")]
+            "--max-files-per-trigger", "1", "--step", step, "--errors", str(out / "errors.jsonl"),
+            *more]
     for name in OUTPUTS:
         argv += ["--output", f"{name.split('.')[0]}={out / name}"]
     result = CliRunner().invoke(cli, argv)
@@ -106,18 +121,10 @@ def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path, monkeypatch):
 
 
 def test_a_micro_batch_after_a_large_state_is_written_by_spark(spark, input_folder, tmp_path,
-                                                               monkeypatch):
+                                                               monkeypatch, batches):
     """The general step's micro-batch is small only while the events its open windows hold
     stay few (the windows it may close): here none may be held, so the first micro-batch (no
     state before it) is collected and each after it is written by Spark, the same bytes."""
-    batches = []
-    write_file = line_sink.LineSink.write_file
-
-    def counted(self, batch, statements, batch_id, *args, **kwargs):
-        batches.append(batch_id)
-        return write_file(self, batch, statements, batch_id, *args, **kwargs)
-
-    monkeypatch.setattr(line_sink.LineSink, "write_file", counted)
     (tmp_path / "driver").mkdir()
     by_driver = _run(input_folder, tmp_path / "driver", "general")
     assert not batches
@@ -125,3 +132,24 @@ def test_a_micro_batch_after_a_large_state_is_written_by_spark(spark, input_fold
     (tmp_path / "mixed").mkdir()
     assert _run(input_folder, tmp_path / "mixed", "general") == by_driver
     assert 0 not in batches and {1, 2} <= set(batches)
+
+
+def test_a_restart_writes_its_first_micro_batch_by_spark(input_folder, tmp_path, batches):
+    """A restart does not know yet what its checkpoint's open windows hold (the windows its
+    first micro-batch may close): that micro-batch is written by Spark."""
+    first, later = tmp_path / "first", tmp_path / "later"
+    first.mkdir()
+    for part in sorted(input_folder.iterdir())[:2]:  # two files now, the third after
+        (first / part.name).write_bytes(part.read_bytes())
+        os.utime(first / part.name, ns=(part.stat().st_mtime_ns,) * 2)
+    later.mkdir()
+    checkpoint = ["--checkpoint", str(tmp_path / "checkpoint")]
+    before = _run(first, later, "general", checkpoint)
+    assert not batches
+    last = sorted(input_folder.iterdir())[2]
+    (first / last.name).write_bytes(last.read_bytes())
+    os.utime(first / last.name, ns=(last.stat().st_mtime_ns,) * 2)
+    after = _run(first, later, "general", checkpoint)
+    assert len(set(batches)) == 1  # the restart's first micro-batch (its third file's) only
+    assert after["rows.csv"].startswith(before["rows.csv"])
+    assert len(after["rows.csv"]) > len(before["rows.csv"])

@@ -152,7 +152,9 @@ class BatchWriter:
     failed: dict = field(default_factory=dict)  # batch id → rows a CAST failed on (_collect)
     # --on-data-error stop: a micro-batch with a data error publishes nothing and stops the run
     stop_on_data_error: bool = False
-    state_rows: int = 0  # the step's state after the last micro-batch (SizedBatch reads it)
+    # the events the step's open windows held after the last micro-batch (SizedBatch reads
+    # it); None: not known yet (a restart's state is not counted before its first micro-batch)
+    state_rows: int | None = None
 
     def __post_init__(self):
         for lines, sink in self.outputs:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
@@ -76,18 +77,22 @@ class SizedBatch:
     than a few rows: 0.1-0.2 s a micro-batch). Small: at most COLLECT_BELOW_BYTES of files
     read (a topic's size is unknown: never), and at most COLLECT_BELOW events held in the
     step's open windows before it, which bounds the windows it can close (the last
-    micro-batch closes every open window)."""
+    micro-batch closes every open window); after a restart, known from its first
+    micro-batch on."""
 
     def __init__(self, writer: BatchWriter, checkpoint: str):
         self.writer = writer
         self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
+        if not any(Path(checkpoint).glob("commits/*")):  # a fresh query holds nothing yet
+            writer.state_rows = 0
 
     def __call__(self, batch, batch_id: int) -> None:
         entries = micro_batch_entries(self.checkpoint, batch_id)
         sizes = _sizes(None if entries is None else [path for path, _ in entries])
+        held = self.writer.state_rows
         self.writer(batch, batch_id, small=sizes is not None
                     and sum(sizes.values()) <= COLLECT_BELOW_BYTES
-                    and self.writer.state_rows <= COLLECT_BELOW)
+                    and held is not None and held <= COLLECT_BELOW)
 
 
 def _cores(spark) -> int:
