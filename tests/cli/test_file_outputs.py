@@ -62,7 +62,7 @@ def batches(spark, monkeypatch) -> list[int]:
     return written
 
 
-def _run(folder: Path, out: Path, step: str, more: list[str] = ()) -> dict[str, bytes]:
+def _run(folder: Path, out: Path, step: str, more: tuple[str, ...] = ()) -> dict[str, bytes]:
     query = out / "query.sql"
     query.write_text(QUERY)
     argv = ["run", str(query), "--input", f"input={folder}", "--late", "5s", "--ooo", "2s",
@@ -143,7 +143,7 @@ def test_a_restart_writes_its_first_micro_batch_by_spark(input_folder, tmp_path,
         (first / part.name).write_bytes(part.read_bytes())
         os.utime(first / part.name, ns=(part.stat().st_mtime_ns,) * 2)
     later.mkdir()
-    checkpoint = ["--checkpoint", str(tmp_path / "checkpoint")]
+    checkpoint = ("--checkpoint", str(tmp_path / "checkpoint"))
     before = _run(first, later, "general", checkpoint)
     assert not batches
     last = sorted(input_folder.iterdir())[2]

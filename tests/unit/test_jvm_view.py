@@ -32,13 +32,14 @@ def test_the_session_remembers_and_functions_give_the_same_columns(spark, comman
     assert isinstance(SparkContext._jvm, RememberingView)
     remember_lookups(spark.sparkContext)  # idempotent: still the one view
     assert isinstance(SparkContext._jvm, RememberingView)
-    def column():
+
+    def made():
         return F.when(F.col("n") > F.lit(1), F.concat(F.col("s"), F.lit("!"))) \
             .otherwise(F.lit("-"))
 
-    column()  # each class and method found once
+    made()  # each class and method found once
     commands.clear()
-    column = column()
+    column = made()
     assert commands and "r" not in commands  # no lookup: only the calls
     rows = spark.createDataFrame([(1, "a"), (2, "b")], "n int, s string") \
         .select(column.alias("v")).collect()

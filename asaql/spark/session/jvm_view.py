@@ -4,9 +4,9 @@ methods it has found.
 Every `F.col`, `F.lit`, `F.when` … is three round trips to the JVM through py4j: two lookups
 (the class `org.apache.spark.sql.functions`, then its method by name) and the call. py4j asks
 the JVM again each time: lowering a pass-through made 2,261 round trips, 1,068 of them lookups
-of the same few names (with this view: 1,197, 4 lookups). A class and a static method do not change while the JVM runs, so the
-view keeps what it found: a lookup is then a dict read. A static field's value, a package and
-anything not found are asked for each time, as before.
+of the same few names (with this view: 1,197, 4 lookups). A class and a static method do not
+change while the JVM runs, so the view keeps what it found: a lookup is then a dict read. A
+static field's value, a package and anything not found are asked for each time, as before.
 """
 
 from __future__ import annotations
