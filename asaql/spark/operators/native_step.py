@@ -68,6 +68,8 @@ class NativeStep:
         self.counts: dict | None = None
         # the fused pass's observation, state and micro-batch, until `settle`
         self.pending: tuple | None = None
+        # the one windowed pass's rows as local frames, which the writer reads without a job
+        self.local_parts: list[DataFrame] | None = None
 
     # ------------------------------------------------------------------ state
     def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
@@ -106,7 +108,7 @@ class NativeStep:
         self.folder.mkdir(parents=True, exist_ok=True)
         state, previous = self._state(batch_id)
         ordered = spec.ordered
-        self.pending = None
+        self.pending = self.local_parts = None
         if passes and self.fusable and not ordered:
             return self._fused(batch, batch_id, state, passes == 1, groups)
         if passes == 1 and self.fusable:  # one windowed statement, one file or a topic
@@ -235,8 +237,9 @@ class NativeStep:
         if seen["malformed"]:  # the input read again for them: rare
             parts.append(_malformed_rows(rows))
         parts.append(self._counts(batch.sparkSession, stats, state, marks, out_watermark, late))
-        if not seen["malformed"]:
-            self.counts["step_rows"] = closed  # the writer's rows: the windows closed
+        if not seen["malformed"]:  # the writer's rows: the windows closed, all in the driver
+            self.counts["step_rows"] = closed
+            self.local_parts = [conform(part, self.out_schema) for part in parts]
         self._save(state, batch_id)
         return union_all(parts, self.out_schema)
 
@@ -414,9 +417,8 @@ class NativeStep:
     def _counts(self, spark, stats, state: NativeState, marks: dict,
                 out_watermark, late: str | None, flags: dict | None = None) -> DataFrame:
         fields = [T.StructField(n, T.LongType()) for n in (*C.COUNT_COLUMNS, C.OUT_WATERMARK)]
-        fields += [T.StructField(C.WATERMARKS, T.StringType()),
-                   T.StructField(C.LATE_SAMPLE, T.StringType()),
-                   T.StructField(C.ROW_KIND, T.IntegerType())]
+        fields += [T.StructField(n, T.StringType()) for n in (C.WATERMARKS, C.LATE_SAMPLE)]
+        fields.append(T.StructField(C.ROW_KIND, T.IntegerType()))
         row = self._count_values(stats, state, marks, out_watermark, late, flags)
         return local_frame(spark, [row], T.StructType(fields))
 

@@ -146,6 +146,12 @@ class NativeBatch:
         return self.step.counts
 
     @property
+    def local_parts(self) -> list[DataFrame] | None:
+        """The last micro-batch's rows as local frames, when all of them are (NativeStep)."""
+        parts = self.step.local_parts
+        return None if parts is None else [_named_back(part, self.renames) for part in parts]
+
+    @property
     def fusable(self) -> bool:
         return self.step.fusable
 

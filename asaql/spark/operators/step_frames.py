@@ -49,10 +49,11 @@ def local_frame(spark, rows: list[tuple], schema: T.StructType) -> DataFrame:
     """The driver's rows as a DataFrame through Arrow: a local relation, which Spark reads in
     the JVM. From a list of rows PySpark makes an RDD of pickled rows that a Python worker
     re-pickles, so a job reading it starts Python workers first (0.5-0.7 s in a new
-    session). No rows: an empty range, for any type."""
+    session). No rows: one row of NULLs filtered out, for any type, which the optimizer makes
+    an empty local relation (an empty range would be a job)."""
     if not rows:
-        return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name)
-                                       for f in schema.fields])
+        return spark.range(1).select(*[F.lit(None).cast(f.dataType).alias(f.name)
+                                       for f in schema.fields]).where(F.lit(False))
     arrow = to_arrow_schema(schema)
     columns = list(zip(*rows))
     return spark.createDataFrame(pa.Table.from_arrays(

@@ -162,18 +162,16 @@ class BatchWriter:
                 sink.describe(lines.fields)
 
     def __call__(self, batch: DataFrame, batch_id: int, counts: dict | None = None,
-                 settle=None, small: bool = False) -> bool:
+                 settle=None, small: bool = False, parts: list | None = None) -> bool:
         """`counts`: what the step counted before the writer (the native step, in the driver),
         so only malformed records and failed CASTs are observed on the rows; and with at most
         COLLECT_BELOW input events, file outputs are collected and written by the driver (no
         staging, no shuffle: a live micro-batch's row reaches its file sooner), the same bytes
         either way. `settle`: the fused step's, called after the passes and before anything
         is published, → its counts, or None when the micro-batch must run again (then nothing
-        was written and this returns False); `small` then stands for the count."""
-        observation = Observation(f"asaql_counts_{id(self)}_{batch_id}_{id(batch)}")
-        observed = batch.observe(observation, *(
-            _error_counters() if counts is not None or settle is not None
-            else _counters(self.stateful)))
+        was written and this returns False); `small` then stands for the count. `parts`: the
+        batch as local frames (the step's windows closed in the driver), each read by the
+        driver without a job when every output collects, their counts then taken from them."""
         if counts is not None:  # the step's rows when it knows them (windows), else events
             small = counts.get("step_rows", counts["input"]) <= COLLECT_BELOW
         collects = {id(sink): sink.collects or (small and sink.spark_file)
@@ -183,6 +181,12 @@ class BatchWriter:
         spark_written = [sink for _, sink in self.outputs
                          if not collects.get(id(sink), sink.collects)]
         collected = len(spark_written) < len(self.outputs)
+        if parts is not None and counts is not None and collected and not spark_written:
+            return self._local(parts, batch_id, counts, collects)
+        observation = Observation(f"asaql_counts_{id(self)}_{batch_id}_{id(batch)}")
+        observed = batch.observe(observation, *(
+            _error_counters() if counts is not None or settle is not None
+            else _counters(self.stateful)))
         passes = len({id(sink) for sink in spark_written if sink.spark_file}) \
             + sum(not sink.spark_file for sink in spark_written) + collected
         cached = passes > 1
@@ -220,23 +224,44 @@ class BatchWriter:
                     return False
             for publish in defer or ():
                 publish()
-            rejected = self._rejected(batch_id, rows)
-            written = sum(rows.values())
-            if gathered is not None:
-                written += self._write_gathered(gathered, batch_id, rows)
-            seen = {**(counts or {}), **observation.get, "outputs": rows, "rejected": rejected}
-            self.state_rows = seen.get("state") or 0
-            if self.report is None:
-                self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
-            else:
-                self._report(batch_id, seen, written)
-            for _, sink in self.outputs:
-                if isinstance(sink, StageSink):
-                    sink.finish(batch_id, seen.get("out_wm"))
+            self._publish(batch_id, {**(counts or {}), **observation.get}, rows, gathered)
             return True
         finally:
             if cached:
                 observed.unpersist()
+
+    def _local(self, parts: list, batch_id: int, counts: dict, collects: dict) -> bool:
+        """A batch of local frames whose every output collects: each frame's lines and
+        counters by projections alone, which Spark evaluates in the driver (the pass and the
+        job of `observe`, with its planning, cost more than a micro-batch's few rows)."""
+        arrays, flags = self._lines_array(collects), _error_flags()
+        gathered, seen = [], dict.fromkeys(flags, 0)
+        for part in parts:
+            for row in part.select(arrays.alias("e"), *[flag.alias(name) for name, flag
+                                                         in flags.items()]).collect():
+                gathered.extend(entry for entry in row["e"] or () if entry is not None)
+                seen = {name: count + row[name] for name, count in seen.items()}
+        if self.stop_on_data_error:
+            self._stop_at_data_error(gathered, batch_id)
+        self._publish(batch_id, {**counts, **seen}, {}, gathered)
+        return True
+
+    def _publish(self, batch_id: int, seen: dict, rows: dict, gathered: list | None) -> None:
+        """After the passes: the gathered lines written, the micro-batch's counts taken.
+        `rows`: each output's rows Spark wrote (added to with the gathered ones)."""
+        rejected = self._rejected(batch_id, rows)
+        written = sum(rows.values())
+        if gathered is not None:
+            written += self._write_gathered(gathered, batch_id, rows)
+        seen = {**seen, "outputs": rows, "rejected": rejected}
+        self.state_rows = seen.get("state") or 0
+        if self.report is None:
+            self.apply(batch_id, seen, written, self.failed.pop(batch_id, 0))
+        else:
+            self._report(batch_id, seen, written)
+        for _, sink in self.outputs:
+            if isinstance(sink, StageSink):
+                sink.finish(batch_id, seen.get("out_wm"))
 
     def _rejected(self, batch_id: int, rows: dict) -> int:
         """The rows database outputs refused (set aside under --output-error-policy drop),
@@ -255,6 +280,11 @@ class BatchWriter:
 
     def _gather(self, batch: DataFrame, collects: dict) -> list:
         """Every collected output's lines and the malformed records, in one pass."""
+        return batch.select(F.explode(self._lines_array(collects)).alias("e")) \
+            .where(F.col("e").isNotNull()).select("e.*").collect()
+
+    def _lines_array(self, collects: dict):
+        """A row's entries: its lines of each collected output, and its errors-file entry."""
         arrays = [entries(index, lines) for index, (lines, sink) in enumerate(self.outputs)
                   if collects.get(id(sink), sink.collects)]
         if self.count_input:
@@ -271,8 +301,7 @@ class BatchWriter:
                                              lines.record.alias(C.RAW)))
                 arrays.append(F.array(F.when(lines.failed, line_entry(
                     _FAILED, failure, [F.lit(None)] * len(ORDER_COLUMNS)))))
-        return batch.select(F.explode(F.flatten(F.array(*arrays))).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*").collect()
+        return F.flatten(F.array(*arrays))
 
     def _stop_at_data_error(self, gathered: list, batch_id: int) -> None:
         """With a data error among `gathered`: the micro-batch's set-aside records into the
@@ -371,11 +400,16 @@ COLLECT_BELOW_BYTES = 4 << 20
 _FAILED = -2  # destination of rows a failed CAST sets aside
 
 
+def _error_flags() -> dict:
+    """Whether the row is a malformed record, and a row a failed CAST set aside (1 or 0)."""
+    return {"malformed": F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED),
+                                1).otherwise(0),
+            "failed": F.when(F.col(C.ROW_KIND) == C.FAILED, 1).otherwise(0)}
+
+
 def _error_counters() -> tuple:
     """Malformed records and rows a failed CAST set aside: what only the rows can tell."""
-    return (F.sum(F.when(F.col(C.ERROR).isNotNull() & (F.col(C.ROW_KIND) != C.FAILED), 1)
-                  .otherwise(0)).alias("malformed"),
-            F.sum(F.when(F.col(C.ROW_KIND) == C.FAILED, 1).otherwise(0)).alias("failed"))
+    return tuple(F.sum(flag).alias(name) for name, flag in _error_flags().items())
 
 
 def _counters(stateful: bool) -> tuple:

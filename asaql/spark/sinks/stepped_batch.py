@@ -58,7 +58,8 @@ class SteppedBatch:
             if stepped is None:  # the one pass could not vouch for its windows' seeds
                 stepped = self.step(batch, batch_id, passes=2)
             if not self.step.fused:
-                self.writer(stepped, batch_id, counts=self.step.counts)
+                self.writer(stepped, batch_id, counts=self.step.counts,
+                            parts=self.step.local_parts)
                 return
             small = size <= COLLECT_BELOW_BYTES
             if not self.writer(stepped, batch_id, settle=self.step.settle, small=small):
