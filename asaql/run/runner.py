@@ -41,7 +41,7 @@ class RunOptions:
     max_files_per_trigger: int | None = None
     errors_path: str = "asaql-errors.jsonl"
     stdout: TextIO = field(default_factory=lambda: sys.stdout)
-    poll_seconds: float = 1.0
+    poll_seconds: float = 0.5
     tick_seconds: float = 5.0  # --follow: how often an idle input's arrival clock is advanced
     references: dict[str, str] = field(default_factory=dict)  # reference data alias → file
     metrics_path: str | None = None  # ASA's metrics per micro-batch, as JSON lines
