@@ -22,7 +22,7 @@ from asaql.spark.execute import stage_folder
 from asaql.spark.sources.io import read_events
 from asaql.spark.sinks.output_journal import last_committed_batch
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
-from asaql.spark.sources.source_log import forget_unplanned_files
+from asaql.spark.sources.source_log import forget_unplanned_files, has_committed
 from asaql.spark.sources.step_input import STAGE_JSON, stage_schema
 
 
@@ -38,7 +38,7 @@ class EmbeddedStages:
 
     @property
     def fresh(self) -> bool:
-        return not any(Path(self.root).glob("*/commits/*"))
+        return not has_committed(self.root, of_queries=True)
 
     def write(self, index: int, group, stream: DataFrame, writes: list) -> None:
         """Starts the writer of the stages a group writes (`writes`: (write, lines) pairs)."""

@@ -41,7 +41,7 @@ from asaql.spark.sources.addresses import FileNames
 from asaql.spark.sinks.output_sinks import output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
 from asaql.spark.sinks.stepped_batch import SizedBatch, SteppedBatch
-from asaql.spark.sources.source_log import forget_unplanned_files
+from asaql.spark.sources.source_log import forget_unplanned_files, has_committed
 
 SETTINGS_FILE = "asaql-settings.json"
 # `explain --spark`: the streaming plan ends at the step's input; the native step runs per
@@ -60,7 +60,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     if is_connect(spark):  # the server resolves paths: absolute ones (connect.py)
         options, checkpoint = _server_paths(options), server_path(checkpoint)
     prepare_for_run(spark)  # a session the caller built too (the Python API)
-    fresh = not any(Path(checkpoint).glob("*/commits/*"))
+    fresh = not has_committed(checkpoint, of_queries=True)
     buckets = _buckets(spark, checkpoint)
     committed = last_committed_batch(checkpoint)
     # The appends to files are journaled in the checkpoint (exactly once across a kill).
@@ -263,7 +263,7 @@ def _native_folder(folder: str, options) -> str | None:
     native = os.path.join(folder, "native")
     if getattr(options, "step", "native") == "general":
         return None
-    fresh = not any(Path(folder).glob("commits/*"))
+    fresh = not has_committed(folder)
     return native if fresh or os.path.isdir(native) else None
 
 

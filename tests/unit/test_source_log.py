@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from asaql.spark.sources.source_log import forget_unplanned_files, micro_batch_files
+from asaql.spark.sources.source_log import forget_unplanned_files, has_committed, micro_batch_files
 
 METADATA = '{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}'
 
@@ -108,3 +108,14 @@ def test_a_micro_batchs_files_are_its_offsets_entries(tmp_path):
     _offsets(tmp_path, 7, '{"logOffset":11}', '{"topic":{"0":5}}')
     assert micro_batch_files(tmp_path, 7) is None
     assert micro_batch_files(tmp_path, 42) is None  # no such micro-batch
+
+
+def test_a_query_has_committed_once_its_commit_log_has_an_entry(tmp_path):
+    query = tmp_path / "source-0"
+    (query / "offsets").mkdir(parents=True)
+    (query / "offsets" / "0").write_text("v1\n")
+    assert not has_committed(query) and not has_committed(tmp_path, of_queries=True)
+    (query / "commits").mkdir()
+    (query / "commits" / "0").write_text("v1\n")
+    assert has_committed(query) and has_committed(tmp_path, of_queries=True)
+    assert not has_committed(tmp_path)  # the run's folder is not a query's

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 
 from asaql.errors import ConfigurationError
 from asaql.inputs.locations import local_path
 from asaql.spark.sinks.sink import COLLECT_BELOW, COLLECT_BELOW_BYTES, BatchWriter
 from asaql.spark.sources.control import CONTROL_FOLDER
 from asaql.spark.sources.ordered_files import reading_groups, write_groups
-from asaql.spark.sources.source_log import micro_batch_entries
+from asaql.spark.sources.source_log import has_committed, micro_batch_entries
 
 # Several files of at most this many bytes in all take the two passes, not runs of files: the
 # second pass over a few cached megabytes costs less than planning the runs' reader (once per
@@ -84,7 +83,7 @@ class SizedBatch:
     def __init__(self, writer: BatchWriter, checkpoint: str):
         self.writer = writer
         self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
-        if not any(Path(checkpoint).glob("commits/*")):  # a fresh query holds nothing yet
+        if not has_committed(checkpoint):  # a fresh query holds nothing yet
             writer.state_rows = 0
 
     def __call__(self, batch, batch_id: int) -> None:

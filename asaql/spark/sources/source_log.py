@@ -15,6 +15,13 @@ import json
 import os
 from pathlib import Path
 
+def has_committed(checkpoint: str | Path, of_queries: bool = False) -> bool:
+    """Whether the streaming query checkpointed at `checkpoint` has committed a micro-batch;
+    `of_queries`: whether any query checkpointed in its folders has (a run's checkpoint holds
+    one query per source group)."""
+    return any(Path(checkpoint).glob("*/commits/*" if of_queries else "commits/*"))
+
+
 def forget_unplanned_files(query: str | Path) -> list[Path]:
     """Takes the entries no micro-batch planned out of the file sources' logs of the streaming
     query checkpointed at `query`; → the log files removed or rewritten."""
