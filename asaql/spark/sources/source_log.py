@@ -15,6 +15,7 @@ import json
 import os
 from pathlib import Path
 
+
 def has_committed(checkpoint: str | Path, of_queries: bool = False) -> bool:
     """Whether the streaming query checkpointed at `checkpoint` has committed a micro-batch;
     `of_queries`: whether any query checkpointed in its folders has (a run's checkpoint holds
