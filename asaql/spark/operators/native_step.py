@@ -40,7 +40,7 @@ from asaql.spark.operators.arrival_segments import (
 )
 from asaql.spark.operators.native_state import NativeState, advance_clock
 from asaql.spark.operators.step_frames import (conform, known, local_frame, union_all,
-                                               with_key_values)
+                                               unioned, with_key_values)
 from asaql.spark.operators.step_stats import (
     before_order, late_sample, malformed, malformed_count, observed, order_flags,
     read_observed, segment_columns, stats_columns,
@@ -237,11 +237,11 @@ class NativeStep:
         if seen["malformed"]:  # the input read again for them: rare
             parts.append(_malformed_rows(rows))
         parts.append(self._counts(batch.sparkSession, stats, state, marks, out_watermark, late))
+        parts = [conform(part, self.out_schema) for part in parts]
         if not seen["malformed"]:  # the writer's rows: the windows closed, all in the driver
-            self.counts["step_rows"] = closed
-            self.local_parts = [conform(part, self.out_schema) for part in parts]
+            self.counts["step_rows"], self.local_parts = closed, parts
         self._save(state, batch_id)
-        return union_all(parts, self.out_schema)
+        return unioned(parts)
 
     def _fused(self, batch: DataFrame, batch_id: int, state: NativeState,
                carried: bool, groups: list | None = None) -> DataFrame:

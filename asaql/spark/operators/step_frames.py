@@ -3,6 +3,8 @@ a frame conformed to the step's output schema."""
 
 from __future__ import annotations
 
+from functools import reduce
+
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -63,8 +65,9 @@ def local_frame(spark, rows: list[tuple], schema: T.StructType) -> DataFrame:
 
 def union_all(parts: list, schema: T.StructType) -> DataFrame:
     """The parts, each conformed to `schema`, one after the other."""
-    stepped = None
-    for part in parts:
-        conformed = conform(part, schema)
-        stepped = conformed if stepped is None else stepped.unionByName(conformed)
-    return stepped
+    return unioned([conform(part, schema) for part in parts])
+
+
+def unioned(frames: list) -> DataFrame:
+    """Frames of one schema, one after the other."""
+    return reduce(DataFrame.unionByName, frames)
