@@ -6,8 +6,10 @@ import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.json.{CreateJacksonParser, JacksonParser, JSONOptions}
-import org.apache.spark.sql.catalyst.util.{FailureSafeParser, PermissiveMode}
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.catalyst.util.{BadRecordException, FailureSafeParser, PermissiveMode}
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, MapType, StructField, StructType}
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** A JSON-lines record parsed once, with the record checks on the same pass:
@@ -41,17 +43,17 @@ case class JsonRecord(
   // would refuse them: the same values either way
   @transient private lazy val byteParser = {
     var utf8: (JsonFactory, JsonFactory) = null  // JacksonParser's factory, and it for bytes
-    failureSafe((factory, text) => {
+    parserOf((factory, text) => {
       if (utf8 == null || !(utf8._1 eq factory)) utf8 = (factory, JsonRecord.utf8Only(factory))
       JsonRecord.bytesParser(utf8._2, text)
     }, hideSource = true)
   }
-  @transient private lazy val readerParser = failureSafe(CreateJacksonParser.utf8String,
+  @transient private lazy val readerParser = parserOf(CreateJacksonParser.utf8String,
     hideSource = false)
 
-  private def failureSafe(
+  private def parserOf(
       create: (JsonFactory, UTF8String) => JsonParser,
-      hideSource: Boolean): FailureSafeParser[UTF8String] = {
+      hideSource: Boolean): RecordParser = {
     val parsedOptions = new JSONOptions(options, timeZoneId, corruptName)
     val parsed = StructType(schema.filterNot(_.name == corruptName))
     val raw = new JacksonParser(JsonRecord.nullable(parsed), parsedOptions,
@@ -60,9 +62,7 @@ case class JsonRecord(
       watcher = new RecordWatcher(create(factory, text), hideSource)
       watcher: JsonParser
     }
-    new FailureSafeParser[UTF8String](
-      text => raw.parse(text, watched, identity[UTF8String]), PermissiveMode,
-      JsonRecord.nullable(schema), corruptName)
+    new RecordParser(raw, watched, JsonRecord.nullable(schema), corruptName)
   }
 
   @transient private var watcher: RecordWatcher = _
@@ -81,9 +81,8 @@ case class JsonRecord(
 
   def parse(text: UTF8String): InternalRow = {
     watcher = null
-    val ascii = text.isFullAscii
-    val rows = (if (ascii) byteParser else readerParser).parse(text)
-    val record = if (rows.hasNext) rows.next() else null
+    val ascii = JsonRecord.isAscii(text)
+    val record = (if (ascii) byteParser else readerParser).parse(text)
     val clean = record != null && record.isNullAt(corruptIndex) && watcher != null &&
       watcher.deepest <= maxDepth && watcher.keysDistinct &&
       JsonRecord.plainObjectText(text, ascii)
@@ -113,6 +112,23 @@ object JsonRecord {
     case other => other
   }
 
+  /** Whether every byte is ASCII, read eight at a time (UTF8String's own test reads one). */
+  def isAscii(text: UTF8String): Boolean = {
+    val base = text.getBaseObject
+    val offset = text.getBaseOffset
+    val size = text.numBytes()
+    var i = 0
+    if (Platform.unaligned()) while (i + 8 <= size) {
+      if ((Platform.getLong(base, offset + i) & 0x8080808080808080L) != 0) return false
+      i += 8
+    }
+    while (i < size) {
+      if (Platform.getByte(base, offset + i) < 0) return false
+      i += 1
+    }
+    true
+  }
+
   /** '{' first, '}' last, no U+FFFD (what a decoder makes of bytes that are not UTF-8). */
   def plainObjectText(text: UTF8String, ascii: Boolean): Boolean = {
     val size = text.numBytes()
@@ -131,4 +147,41 @@ object JsonRecord {
     * decodes a line as UTF-8 whatever it starts with, and asaql's byte parsers read UTF-8. */
   def utf8Only(factory: JsonFactory): JsonFactory =
     factory.rebuild().disable(JsonFactory.Feature.CHARSET_DETECTION).build()
+}
+
+/** `from_json`'s PERMISSIVE parse of one record (FailureSafeParser over `raw`), with its common
+  * case direct: a record Spark's parser reads without error is its one row widened by a NULL
+  * corrupt-record column, which FailureSafeParser builds by looking each field's index up by
+  * name at every row (a twentieth of the one pass). A record it refuses is parsed again by
+  * FailureSafeParser itself, so its partial values and corrupt text are Spark's. */
+final class RecordParser(
+    raw: JacksonParser,
+    watched: (JsonFactory, UTF8String) => JsonParser,
+    schema: StructType,
+    corruptName: String) {
+  private val fallback = new FailureSafeParser[UTF8String](
+    text => raw.parse(text, watched, identity[UTF8String]), PermissiveMode, schema, corruptName)
+  private val parsedTypes = schema.filterNot(_.name == corruptName).map(_.dataType).toArray
+  // where FailureSafeParser puts each parsed field (by name, as it looks it up)
+  private val positions = schema.filterNot(_.name == corruptName)
+    .map(f => schema.fieldIndex(f.name)).toArray
+
+  /** The record's row, or null when the text holds no JSON value (as `from_json`). */
+  def parse(text: UTF8String): InternalRow = {
+    val rows = try raw.parse(text, watched, identity[UTF8String]) catch {
+      case _: BadRecordException =>
+        val safe = fallback.parse(text)
+        return if (safe.hasNext) safe.next().copy() else null
+    }
+    val first = rows.iterator
+    if (!first.hasNext) return null
+    val row = first.next()
+    val values = new Array[Any](schema.length)  // the corrupt-record column stays NULL
+    var i = 0
+    while (i < positions.length) {
+      values(positions(i)) = row.get(i, parsedTypes(i))
+      i += 1
+    }
+    new GenericInternalRow(values)
+  }
 }
