@@ -180,11 +180,17 @@ case class GroupedStats(ops: String, groups: Int, children: Seq[Expression],
 
   override def update(buffer: GroupedBuffer, input: InternalRow): GroupedBuffer = {
     val row = arguments(input)
+    val types = groupTypes  // lazy vals read once per row, not once per column
+    val longs = longValues
     val raw = new Array[AnyRef](groups)
     var g = 0
     while (g < groups) {
-      raw(g) = if (row.isNullAt(g)) null
-        else GroupedStats.keyed(groupTypes(g), row.get(g, groupTypes(g)))
+      raw(g) = if (row.isNullAt(g)) null else types(g) match {
+        case StringType => row.getUTF8String(g)
+        case LongType => java.lang.Long.valueOf(row.getLong(g))
+        case IntegerType => Integer.valueOf(row.getInt(g))
+        case other => GroupedStats.keyed(other, row.get(g, other))
+      }
       g += 1
     }
     val entry = buffer.entry(raw)
@@ -192,7 +198,7 @@ case class GroupedStats(ops: String, groups: Int, children: Seq[Expression],
     while (i < opChars.length) {
       val at = groups + i
       if (!row.isNullAt(at)) buffer.add(entry, i,
-        if (longValues(i)) row.getLong(at) else row.getInt(at).toLong)
+        if (longs(i)) row.getLong(at) else row.getInt(at).toLong)
       i += 1
     }
     buffer
