@@ -85,8 +85,7 @@ class LineSink:
         renamed to `part-BATCH-QUERY-STATEMENT-N.txt` (`.csv`, `.parquet`), replacing those of
         an interrupted attempt. `defer`: the renaming is appended there, to run later."""
         observation = Observation(f"asaql_rows_{id(self)}_{batch_id}_{id(lines)}_{id(batch)}")
-        selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*")
+        selected = entry_rows(batch, [(0, lines)])
         if self.path_format is not None:
             selected = selected.withColumn(PATH_COLUMN, F.date_format(
                 F.col(ORDER_COLUMNS[0]), self.path_format))
@@ -126,10 +125,7 @@ class LineSink:
         (exactly once; `defer`: the append is appended there, to run later).
         → rows per statement."""
         observation = Observation(f"asaql_file_{id(self)}_{batch_id}_{query}_{id(batch)}")
-        arrays = [entries(index, lines) for index, lines in statements]
-        selected = batch.select(F.explode(arrays[0] if len(arrays) == 1 else
-                                          F.flatten(F.array(*arrays))).alias("e")) \
-            .where(F.col("e").isNotNull()).select("e.*")
+        selected = entry_rows(batch, statements)
         counted = selected.observe(observation, *[
             F.sum(F.when(F.col(DESTINATION) == index, 1).otherwise(0)).alias(str(index))
             for index, _ in statements])
@@ -214,6 +210,20 @@ POSITION = "_asaql_position"
 ORDER_TYPES = ("timestamp", "string", "timestamp", "string", "bigint")
 # each ORDER_COLUMNS' and POSITION's kind for the driver's merge: a number or a text
 ORDER_KINDS = "".join("s" if kind == "string" else "n" for kind in ORDER_TYPES) + "n"
+
+
+def entry_rows(batch: DataFrame, statements: list[tuple[int, OutputLines]]) -> DataFrame:
+    """The entries of `statements` (destination, lines), a row each, in the batch's order.
+    One statement of a line per row is a filter (its array of one entry, exploded, cost an
+    array and a generator per row); others are their entries exploded."""
+    if len(statements) == 1 and statements[0][1].combinations is None:
+        index, lines = statements[0]
+        return batch.where(lines.condition) \
+            .select(line_entry(index, lines.line, lines.order).alias("e")).select("e.*")
+    arrays = [entries(index, lines) for index, lines in statements]
+    return batch.select(F.explode(arrays[0] if len(arrays) == 1 else
+                                  F.flatten(F.array(*arrays))).alias("e")) \
+        .where(F.col("e").isNotNull()).select("e.*")
 
 
 def entries(destination: int, lines: OutputLines) -> Column:
