@@ -31,7 +31,7 @@ from asaql.spark.sinks.database_tables import (
     stage_name, table_columns,
 )
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
-from asaql.spark.sinks.line_sink import entries
+from asaql.spark.sinks.line_sink import entry_rows
 from asaql.spark.operators.outputs import JSON_COLUMN
 
 ROW_ID = "_asaql_row"  # a stage row's id: the refused rows are found by halving ranges of it
@@ -80,7 +80,7 @@ class DatabaseSink:
         if done is not None:  # replayed after a kill: in the table already
             # the pass still runs (into Spark's no-op sink): what is observed on it (the
             # writer's counts, the fused step's statistics) comes from it
-            batch.select(F.explode(entries(0, lines))).write.format("noop") \
+            entry_rows(batch, [(0, lines)]).write.format("noop") \
                 .mode("overwrite").save()
             rows, refused = done
             publish = lambda: self._set_aside(key, refused)  # noqa: E731
@@ -104,8 +104,7 @@ class DatabaseSink:
                                for f, column in matched])
         observation = Observation(f"asaql_db_{id(self)}_{batch_id}_{query}_{statement}")
         # a table's statements are lowered to structs of typed columns (execute.py), not text
-        selected = batch.select(F.explode(entries(0, lines)).alias("e")) \
-            .where(F.col("e").isNotNull()).select(F.col(f"e.{JSON_COLUMN}").alias("line"))
+        selected = entry_rows(batch, [(0, lines)]).select(F.col(JSON_COLUMN).alias("line"))
         values = [_typed_value(F.col("line").getField(f.name), f.dataType, schema[i].dataType)
                   for i, f in enumerate(fields)]
         typed = selected.select(*[value.alias(f"c{i}") for i, value in enumerate(values)],
