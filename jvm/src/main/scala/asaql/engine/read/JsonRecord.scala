@@ -160,10 +160,10 @@ final class RecordParser(
     corruptName: String) {
   private val fallback = new FailureSafeParser[UTF8String](
     text => raw.parse(text, watched, identity[UTF8String]), PermissiveMode, schema, corruptName)
-  private val parsedTypes = schema.filterNot(_.name == corruptName).map(_.dataType).toArray
+  private val parsed = schema.filterNot(_.name == corruptName)
+  private val parsedTypes = parsed.map(_.dataType).toArray
   // where FailureSafeParser puts each parsed field (by name, as it looks it up)
-  private val positions = schema.filterNot(_.name == corruptName)
-    .map(f => schema.fieldIndex(f.name)).toArray
+  private val positions = parsed.map(f => schema.fieldIndex(f.name)).toArray
 
   /** The record's row, or null when the text holds no JSON value (as `from_json`). */
   def parse(text: UTF8String): InternalRow = {
