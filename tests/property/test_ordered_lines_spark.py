@@ -26,7 +26,7 @@ SCHEMA = (f"{ORDER_COLUMNS[0]} long, {ORDER_COLUMNS[1]} string, {ORDER_COLUMNS[2
           f"{ORDER_COLUMNS[3]} string, {ORDER_COLUMNS[4]} long, {POSITION} int, "
           f"{JSON_COLUMN} string")
 
-times = st.one_of(st.none(), st.sampled_from([0, -1, 1, 10**15, -10**15]),
+times = st.one_of(st.none(), st.sampled_from([0, -1, 1, 10**15, -10**15, -2**63, 2**63 - 1]),
                   st.integers(-2**62, 2**62))
 texts = st.one_of(st.none(), st.sampled_from(["", "a", "ab", "a\n", "a\tb", "\x00", "\x0b",
                                               "\x0c", "é", "device-1", "device-10"]),
@@ -37,20 +37,25 @@ rows = st.lists(st.tuples(times, texts, times, texts, st.one_of(st.none(), st.in
 
 
 @property_settings(EXAMPLES)
-@given(rows, st.integers(1, 4))
-def test_the_merge_of_sorted_parts_orders_as_one_sort(spark, tmp_path, drawn, tasks):
+@given(rows, st.integers(1, 4), st.booleans())
+def test_the_merge_of_sorted_parts_orders_as_one_sort(spark, tmp_path, drawn, tasks, combined):
+    """`combined`: the lines carry a partner combination's position; else it is 0 on every
+    line and left out of the prefix, as line_sink.py stages them."""
     frame = spark.createDataFrame(drawn, SCHEMA).repartition(tasks) \
         .select(*[F.timestamp_micros(c).alias(c) if c in (ORDER_COLUMNS[0], ORDER_COLUMNS[2])
-                  else F.col(c) for c in (*ORDER_COLUMNS, POSITION, JSON_COLUMN)])
+                  else F.col(c) if c != POSITION or combined else F.lit(0).alias(c)
+                  for c in (*ORDER_COLUMNS, POSITION, JSON_COLUMN)])
     order = (*ORDER_COLUMNS, POSITION)
+    kinds = ORDER_KINDS if combined else ORDER_KINDS[:-1]
     one_sort = [r[0] for r in frame.repartition(1).sortWithinPartitions(*order, JSON_COLUMN)
                 .select(JSON_COLUMN).collect()]
     staging = Path(tmp_path) / f"staging-{abs(hash((repr(drawn), tasks)))}"
     frame.sortWithinPartitions(*order, JSON_COLUMN).select(ordered_line(
-        [F.col(c) for c in order], F.col(JSON_COLUMN))).write.mode("overwrite").text(str(staging))
+        [F.col(c) for c in order[:len(kinds)]], F.col(JSON_COLUMN))) \
+        .write.mode("overwrite").text(str(staging))
     target = staging.with_suffix(".jsonl")
     target.write_text("before\n")  # the merge appends
     parts = [str(p) for p in sorted(staging.glob("part-*"))]
-    written = merge_ordered_lines(spark, parts, ORDER_KINDS, str(target))
+    written = merge_ordered_lines(spark, parts, kinds, str(target))
     assert written == len(drawn)
     assert target.read_text(encoding="utf-8").split("\n") == ["before", *one_sort, ""]

@@ -133,14 +133,18 @@ class LineSink:
         spark = batch.sparkSession
         order = (*ORDER_COLUMNS, POSITION)
         merged = not isinstance(self.file, CsvOutput) and self._merges(spark)
+        kinds = ORDER_KINDS if any(lines.combinations is not None for _, lines in statements) \
+            else ORDER_KINDS[:-1]
         if merged:  # each task sorts its lines; the driver merges the tasks' files in order
             # A staged line compares as its order values and line do (ordered_line), so the
             # task sorts the staged lines themselves, after System.Timestamp (Spark's sort
             # compares a first number without reading the rows): two narrow columns through
             # the sort, not eight, and the lines made while the rows stream in
+            # (the partner combination's position only where a statement has several: else
+            # it is 0 on every line and orders nothing)
             first, staged = "_asaql_first", "_asaql_staged"
             counted.select(F.col(order[0]).alias(first), ordered_line(
-                [F.col(c) for c in order], F.col(JSON_COLUMN)).alias(staged)) \
+                [F.col(c) for c in order[:len(kinds)]], F.col(JSON_COLUMN)).alias(staged)) \
                 .sortWithinPartitions(first, staged).select(staged) \
                 .write.mode("overwrite").text(str(staging))
         else:
@@ -157,7 +161,7 @@ class LineSink:
             parts = sorted(staging.glob("part-*")) if any(rows.values()) else []
             if merged and parts:
                 self.file.append_written(lambda path: merge_ordered_lines(
-                    spark, [str(p) for p in parts], ORDER_KINDS, path), query, batch_id)
+                    spark, [str(p) for p in parts], kinds, path), query, batch_id)
             else:
                 self.file.append_files([] if merged else parts, query, batch_id)
             shutil.rmtree(staging, ignore_errors=True)
