@@ -244,8 +244,7 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         relays.append(ReportReader(report, writer, options.stdout))
         function = writer.for_server(report)
     # the native step, then the writer; else the writer, told the micro-batch's size
-    function = SteppedBatch(lowered.batch_step, function, folder, None if is_connect(spark) else
-                            inputs.get(group.input_alias), options.max_files_per_trigger) \
+    function = SteppedBatch(lowered.batch_step, function, folder) \
         if lowered.batch_step is not None else SizedBatch(function, folder)
     query = (lowered.stream.writeStream.foreachBatch(batch_function(spark, function))
              .option("checkpointLocation", folder)

@@ -9,10 +9,9 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -130,36 +129,12 @@ class NativeBatch:
     renames: dict
     # → the step's input read by ordered_files.py (JSON-lines files), or None
     reading: Callable[[], DataFrame] | None = None
-    _planned: Future | None = field(default=None, init=False, repr=False, compare=False)
 
-    def prepare(self) -> None:
-        """Plans the reading now, in a thread of its own: started beside the query, it is
-        made while Spark plans the first micro-batch, when the driver's Python only waits
-        (0.4 s of a cold run that reads several files). A classic session's only: on Spark
-        Connect this object is pickled for the server."""
-        if self.reading is None or self._planned is not None:
-            return
-        planned = self._planned = Future()
-
-        def plan() -> None:
-            try:
-                planned.set_result(self.reading())
-            except Exception as error:  # raised where the reading is wanted (`ordered`)
-                planned.set_exception(error)
-
-        threading.Thread(target=plan, name="asaql-reading", daemon=True).start()
-
-    @property
+    @cached_property
     def ordered(self) -> DataFrame | None:
-        """The step's input over runs of files, made once: when first wanted (a run of small
-        micro-batches never pays for its planning), or beforehand (`prepare`)."""
-        if self.reading is None:
-            return None
-        if self._planned is None:
-            made = self.reading()
-            self._planned = Future()
-            self._planned.set_result(made)
-        return self._planned.result()
+        """The step's input over runs of files, made once, when first wanted (a run of small
+        micro-batches never pays for its planning)."""
+        return None if self.reading is None else self.reading()
 
     def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
                  groups: list | None = None) -> DataFrame | None:

@@ -7,7 +7,6 @@ import math
 import os
 
 from asaql.errors import ConfigurationError
-from asaql.inputs.files import input_files
 from asaql.inputs.locations import local_path
 from asaql.spark.sinks.sink import COLLECT_BELOW, COLLECT_BELOW_BYTES, BatchWriter
 from asaql.spark.sources.control import CONTROL_FOLDER
@@ -33,17 +32,10 @@ class SteppedBatch:
     When the one pass's seeds were not the micro-batch's, it runs again the other way. One
     windowed statement takes the same one pass (its seeds checked before anything is written)."""
 
-    def __init__(self, step, writer: BatchWriter, checkpoint: str, source=None,
-                 files_per_trigger: int | None = None):
-        """`source`: the input's file or folder, when the step's reading may be planned
-        before the first micro-batch (a classic session): it is, when the first micro-batch
-        of the files there now (at most `files_per_trigger`) would be read in runs."""
+    def __init__(self, step, writer: BatchWriter, checkpoint: str):
         self.step = step
         self.writer = writer
         self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
-        if source is not None and step.reading is not None and step.seeded \
-                and _read_in_runs(source, files_per_trigger):
-            step.prepare()
 
     def __call__(self, batch, batch_id: int) -> None:
         # the file source's log is read only for a step that may use it
@@ -101,18 +93,6 @@ class SizedBatch:
         self.writer(batch, batch_id, small=sizes is not None
                     and sum(sizes.values()) <= COLLECT_BELOW_BYTES
                     and held is not None and held <= COLLECT_BELOW)
-
-
-def _read_in_runs(source, files_per_trigger: int | None) -> bool:
-    """Whether a micro-batch of the input's files present now would be read in runs (the
-    condition of SteppedBatch's first way, on the files' sizes)."""
-    if getattr(source, "topic", None) is not None:
-        return False
-    try:
-        sizes = [f.stat().st_size for f in input_files(source)[:files_per_trigger]]
-    except (OSError, ConfigurationError):
-        return False
-    return len(sizes) > 1 and sum(sizes) > RUNS_FROM_BYTES
 
 
 def _cores(spark) -> int:
