@@ -94,8 +94,7 @@ final class Growing {
   /** `value` unsigned, big-endian, as OrderedLines.NumberDigits bytes that compare as it
     * does: its top 4 bits, then 6 bits a byte, each byte 0x30 + the bits. */
   def digits(value: Long): Unit = {
-    while (size + OrderedLines.NumberDigits > bytes.length)
-      bytes = java.util.Arrays.copyOf(bytes, bytes.length * 2)
+    reserve(OrderedLines.NumberDigits)
     bytes(size) = (0x30 + (value >>> 60)).toByte
     var shift = 54
     var at = size + 1
@@ -124,10 +123,14 @@ final class Growing {
   }
 
   def append(from: Array[Byte], start: Int, count: Int): Unit = {
-    while (size + count > bytes.length) bytes = java.util.Arrays.copyOf(bytes, bytes.length * 2)
+    reserve(count)
     System.arraycopy(from, start, bytes, size, count)
     size += count
   }
+
+  /** Room for `count` more bytes. */
+  private def reserve(count: Int): Unit =
+    while (size + count > bytes.length) bytes = java.util.Arrays.copyOf(bytes, bytes.length * 2)
 }
 
 object OrderedLines {
