@@ -133,8 +133,6 @@ class LineSink:
         spark = batch.sparkSession
         order = (*ORDER_COLUMNS, POSITION)
         merged = not isinstance(self.file, CsvOutput) and self._merges(spark)
-        kinds = ORDER_KINDS if any(lines.combinations is not None for _, lines in statements) \
-            else ORDER_KINDS[:-1]
         if merged:  # each task sorts its lines; the driver merges the tasks' files in order
             # A staged line compares as its order values and line do (ordered_line), so the
             # task sorts the staged lines themselves, after System.Timestamp (Spark's sort
@@ -142,9 +140,12 @@ class LineSink:
             # the sort, not eight, and the lines made while the rows stream in
             # (the partner combination's position only where a statement has several: else
             # it is 0 on every line and orders nothing)
+            staged_order = order if any(lines.combinations is not None
+                                        for _, lines in statements) else ORDER_COLUMNS
+            kinds = ORDER_KINDS[:len(staged_order)]  # the merge reads the prefix by them
             first, staged = "_asaql_first", "_asaql_staged"
             counted.select(F.col(order[0]).alias(first), ordered_line(
-                [F.col(c) for c in order[:len(kinds)]], F.col(JSON_COLUMN)).alias(staged)) \
+                [F.col(c) for c in staged_order], F.col(JSON_COLUMN)).alias(staged)) \
                 .sortWithinPartitions(first, staged).select(staged) \
                 .write.mode("overwrite").text(str(staging))
         else:
