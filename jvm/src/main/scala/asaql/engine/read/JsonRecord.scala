@@ -49,6 +49,10 @@ case class JsonRecord(
   }
   @transient private lazy val readerParser = parserOf(CreateJacksonParser.utf8String,
     hideSource = false)
+  // the common ASCII record of a flat schema, read without Spark's converters (null: never)
+  @transient private lazy val flat = FlatRecord.of(JsonRecord.nullable(schema), corruptName,
+    JsonRecord.utf8Only(new JSONOptions(options, timeZoneId, corruptName).buildJsonFactory()),
+    maxDepth)
 
   private def parserOf(
       create: (JsonFactory, UTF8String) => JsonParser,
@@ -81,6 +85,10 @@ case class JsonRecord(
   def parse(text: UTF8String): InternalRow = {
     watcher = null
     val ascii = JsonRecord.isAscii(text)
+    if (ascii && flat != null) {
+      val row = flat.parse(text)
+      if (row != null) return InternalRow(row, true)
+    }
     val record = (if (ascii) byteParser else readerParser).parse(text)
     val clean = record != null && record.isNullAt(corruptIndex) && watcher != null &&
       watcher.deepest <= maxDepth && watcher.keysDistinct &&

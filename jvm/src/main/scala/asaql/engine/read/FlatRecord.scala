@@ -1,0 +1,112 @@
+package asaql.engine
+
+import com.fasterxml.jackson.core.{JsonFactory, JsonToken}
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
+import org.apache.spark.sql.types.{BooleanType, DataType, DoubleType, FloatType, IntegerType,
+  LongType, StringType, StructType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** The common record read in one loop over Jackson's tokens: an object whose every key is a
+  * field of a flat schema (text, numbers, booleans) at most once, each value a JSON string, a
+  * number or a boolean as its field takes it, or null, and nothing after the object. That is
+  * the record Spark's JSON parser reads without a doubt, through a converter per value, and
+  * the record asaql's checks vouch for (JsonRecord's `clean`); anything else gives null, and
+  * the caller takes Spark's parser with the checks: a doubt costs a second parse, never a
+  * different row. The values are those Spark's JacksonParser gives such a record. */
+final class FlatRecord private (
+    factory: JsonFactory,
+    index: java.util.HashMap[String, Integer],
+    kinds: Array[Int],
+    positions: Array[Int],
+    width: Int) {
+
+  /** The record's row (the corrupt-record column NULL), or null when it is not such a record. */
+  def parse(text: UTF8String): InternalRow = {
+    val size = text.numBytes()
+    // '{' first and '}' last, as the checks want it (no space around the object)
+    if (size < 2 || text.getByte(0) != '{' || text.getByte(size - 1) != '}') return null
+    val parser = JsonRecord.bytesParser(factory, text)
+    try {
+      if (parser.nextToken() != JsonToken.START_OBJECT) return null
+      val values = new Array[Any](width)
+      var seen = 0L
+      var token = parser.nextToken()
+      while (token == JsonToken.FIELD_NAME) {
+        val found = index.get(parser.currentName())
+        if (found == null) return null  // a key outside the schema: Spark skips its value
+        val field = found.intValue
+        if ((seen & (1L << field)) != 0) return null  // a key twice
+        seen |= 1L << field
+        token = parser.nextToken()
+        if (token != JsonToken.VALUE_NULL) {
+          val value = FlatRecord.value(kinds(field), token, parser)
+          if (value == null) return null
+          values(positions(field)) = value
+        }
+        token = parser.nextToken()
+      }
+      if (token != JsonToken.END_OBJECT || parser.nextToken() != null) return null
+      new GenericInternalRow(values)
+    } catch {
+      case _: Exception => null  // Jackson's refusal, a number out of range: Spark's to say
+    } finally {
+      parser.close()
+    }
+  }
+}
+
+object FlatRecord {
+  private val KText = 0
+  private val KDouble = 1
+  private val KFloat = 2
+  private val KLong = 3
+  private val KInt = 4
+  private val KBool = 5
+
+  /** The reader for `schema` (every field nullable, the corrupt-record column among them),
+    * or null when the schema is not flat: a field of another type, more than 64 fields, two
+    * names equal but for case (ASA's keys are distinct ignoring case), a field with metadata
+    * (a column's default), or checks that allow no nesting at all. */
+  def of(schema: StructType, corruptName: String, factory: JsonFactory,
+         maxDepth: Int): FlatRecord = {
+    val fields = schema.fields.filterNot(_.name == corruptName)
+    if (maxDepth < 1 || fields.length > 64) return null
+    if (fields.map(_.name.toLowerCase(java.util.Locale.ROOT)).distinct.length != fields.length)
+      return null
+    if (fields.exists(f => f.metadata.json != "{}")) return null
+    val kinds = fields.map(f => kindOf(f.dataType))
+    if (kinds.contains(-1)) return null
+    val index = new java.util.HashMap[String, Integer]()
+    fields.indices.foreach(i => index.put(fields(i).name, Integer.valueOf(i)))
+    new FlatRecord(factory, index, kinds, fields.map(f => schema.fieldIndex(f.name)),
+      schema.length)
+  }
+
+  private def kindOf(kind: DataType): Int = kind match {
+    case StringType if kind == StringType => KText  // the default collation, no CHAR/VARCHAR
+    case DoubleType => KDouble
+    case FloatType => KFloat
+    case LongType => KLong
+    case IntegerType => KInt
+    case BooleanType => KBool
+    case _ => -1
+  }
+
+  /** A value as JacksonParser's converter gives it, or null where that converter would do
+    * anything but read the token (a string for a number, a number for text, a nesting). */
+  private def value(kind: Int, token: JsonToken, parser: com.fasterxml.jackson.core.JsonParser)
+      : Any = kind match {
+    case KText => if (token == JsonToken.VALUE_STRING) UTF8String.fromString(parser.getText)
+                 else null
+    case KDouble => if (token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT)
+                     parser.getDoubleValue else null
+    case KFloat => if (token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT)
+                    parser.getFloatValue else null
+    case KLong => if (token == JsonToken.VALUE_NUMBER_INT) parser.getLongValue else null
+    case KInt => if (token == JsonToken.VALUE_NUMBER_INT) parser.getIntValue else null
+    case _ => if (token == JsonToken.VALUE_TRUE) true
+              else if (token == JsonToken.VALUE_FALSE) false else null
+  }
+}
