@@ -39,13 +39,14 @@ ARRIVAL_BREAK = "asaql_arrival_break"  # (segment, arrival, position) → read o
 PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → largest value before
 INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lines' merged type
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
+LEAST_BY = "asaql_least_by"  # aggregate (text, keys...) → the text of the least keys
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
 ORDERED_LINE = "asaql_ordered_line"  # (order values…, line) → the line as a task stages it
 ORDERED_LINES = "asaql.engine.OrderedLines"  # merge(parts, kinds, target): the driver's merge
 DATETIME_TEXT = "asaql_datetime_text"  # (timestamp) → ASA's text of it (DatetimeText.scala)
 ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "12"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "13"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

@@ -14,9 +14,9 @@ from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
                               ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
-                              GROUPED, ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, ORDERED_LINE,
-                              ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX, REPEATED_KEY, ROW_CACHE,
-                              TOP_LEVEL_VALUES, EngineJar, engine_jar)
+                              GROUPED, ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, LEAST_BY,
+                              ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
+                              REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -108,6 +108,13 @@ def grouped(ops: tuple, groups: list[Column], values: list[Column]) -> Column:
     ((name, 'x' max | 'n' min | 's' sum) per value) → a JSON array of [group..., value...]."""
     return F.call_function(GROUPED, F.lit("".join(how for _, how in ops)), F.lit(len(groups)),
                            *groups, *[value.cast("long") for value in values])
+
+
+def least_by(value: Column, keys: list[Column]) -> Column:
+    """An aggregate: `value` (text) of the row whose `keys` (longs, texts; in order) are least
+    among the rows whose first key is not NULL; NULL when none (LeastBy.scala: min_by over a
+    struct, without its copy of the least row at every row)."""
+    return F.call_function(LEAST_BY, value, *keys)
 
 
 def partition_digits(text: Column) -> Column:

@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
-from asaql.spark.jvm_functions import arrival_break, grouped
+from asaql.spark.jvm_functions import arrival_break, grouped, least_by
 
 # Per (bucket, key), in this order: (name, how the values merge: x max, n min, s sum)
 STATS = (("_top", "x"), ("_data", "s"), ("_last_arrival", "x"), ("_n", "s"), ("_early", "s"),
@@ -103,9 +103,12 @@ def segment_values(ooo_us: int = 0) -> list[Column]:
 
 
 def _first_late() -> Column:
-    """The first late event of the rows, as an aggregate (`late_json`, NULL when none)."""
-    order = late_order()
-    return F.min_by(F.when(order.isNotNull(), late_json()), order).alias("late")
+    """The first late event of the rows, as an aggregate (`late_json`, NULL when none): the
+    least in `late_order`'s order."""
+    late = F.col("_good") & F.col("_late")
+    return least_by(F.when(late, late_json()), [
+        F.when(late, F.col("_arrival_us")).cast("long"), F.col(C.FILE),
+        F.col(C.LINE).cast("long")]).alias("late")
 
 
 def grouped_rows(text: str, groups: tuple, ops: tuple) -> list[dict]:

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "12"
+  val Version = "13"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -74,7 +74,10 @@ object Functions {
       (args: Seq[Expression]) => {
         require(args.length >= 3, s"${GroupedStats.Name} takes ops, a group count, columns")
         GroupedStats(literal(args(0)), literal(args(1)).toInt, args.drop(2))
-      }))
+      }),
+    (FunctionIdentifier(LeastBy.Name),
+      new ExpressionInfo(classOf[LeastBy].getName, LeastBy.Name),
+      (args: Seq[Expression]) => LeastBy(args)))
 
   /** An expression of one argument and the session's time zone. */
   private def zoned(name: String, kind: Class[_], build: (Expression, String) => Expression) =
