@@ -14,8 +14,8 @@ from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
                               ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
-                              GROUPED, ISO_TIMESTAMP, JSON_RECORD, JSON_TEXTS, LEAST_BY,
-                              ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
+                              GROUPED, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD, JSON_TEXTS,
+                              LEAST_BY, ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
                               REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
@@ -139,6 +139,12 @@ def datetime_text(value: Column) -> Column:
     """A timestamp as ASA writes it (datetime_functions.format_asa_datetime's text), written
     in generated code (DatetimeText.scala)."""
     return F.call_function(DATETIME_TEXT, value)
+
+
+def json_line(record: Column) -> Column:
+    """A struct as its JSON line, NULLs kept: `to_json`'s text, written by the engine for a
+    row of text, numbers and booleans (JsonLine.scala)."""
+    return F.call_function(JSON_LINE, record)
 
 
 def ordered_line(values: list[Column], line: Column) -> Column:

@@ -17,7 +17,7 @@ from asaql.plan.nodes import (
     ApplyToElements, EvaluateAnalytics, Filter, JoinReference, JoinStreams, Project, WriteOutput,
 )
 from asaql.runtime import columns as C
-from asaql.spark.jvm_functions import datetime_text
+from asaql.spark.jvm_functions import datetime_text, json_line
 from asaql.spark.lowering.datetime_functions import format_asa_datetime
 from asaql.spark.lowering.expressions import Scope, first_failure, lower_expr
 from asaql.spark.lowering.laterals import (bind, combinations, event_failure, event_failure_of,
@@ -158,6 +158,8 @@ def _json_from(columns: list[Column], types: list[T.StructField],
         elif isinstance(f.dataType, (T.TimestampType, T.TimestampNTZType)):
             column = format_asa_datetime(column)
         values.append(column.alias(f.name))
+    if jvm:
+        return json_line(F.struct(*values))
     return F.to_json(F.struct(*values), {"ignoreNullFields": "false"})
 
 

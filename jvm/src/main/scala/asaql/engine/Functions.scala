@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "13"
+  val Version = "14"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -27,6 +27,7 @@ object Functions {
     zoned(JsonTexts.Name, classOf[JsonTexts], JsonTexts(_, _)),
     zoned(IsoTimestamp.Name, classOf[IsoTimestamp], IsoTimestamp(_, _)),
     zoned(DatetimeText.Name, classOf[DatetimeText], DatetimeText(_, _)),
+    zoned(JsonLine.Name, classOf[JsonLine], JsonLine(_, _)),
     (FunctionIdentifier(OrderedLines.Name),
       new ExpressionInfo(classOf[OrderedLine].getName, OrderedLines.Name),
       (args: Seq[Expression]) => OrderedLine(args)),

@@ -1,0 +1,165 @@
+package asaql.engine
+
+import org.apache.spark.sql.catalyst.InternalRow
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
+import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
+import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.json.StructsToJsonEvaluator
+import org.apache.spark.sql.types.{BooleanType, ByteType, DataType, DoubleType, FloatType,
+  IntegerType, LongType, NullType, ShortType, StringType, StructType}
+import org.apache.spark.unsafe.types.UTF8String
+
+/** An output row as its JSON line: what `to_json(struct, map('ignoreNullFields', 'false'))`
+  * gives, byte for byte. A row of text, numbers, booleans and NULLs is written here in one
+  * loop (Spark's writer goes through a Java string per value, Jackson's generator and a
+  * string per line: a twelfth of a pass-through's pass); a value whose text would need
+  * Jackson's care (an escape, a character beyond ASCII, NaN or an infinity) and any other
+  * row's type take Spark's own `to_json` for the whole line, so the text is always Spark's. */
+case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpression {
+
+  override def checkInputDataTypes(): TypeCheckResult = child.dataType match {
+    case _: StructType => TypeCheckResult.TypeCheckSuccess
+    case other => TypeCheckResult.TypeCheckFailure(s"${JsonLine.Name} takes a struct, not $other")
+  }
+
+  override def dataType: DataType = StringType
+  override def nullable: Boolean = child.nullable
+
+  private def fields = child.dataType.asInstanceOf[StructType].fields
+
+  @transient private lazy val sparks = StructsToJsonEvaluator(
+    Map("ignoreNullFields" -> "false"), child.dataType, Some(timeZoneId))
+  // each field's kind, and its name as the line writes it: `"name":`; null: Spark's always
+  @transient private lazy val kinds: Array[Int] = {
+    val found = fields.map(f => JsonLine.kindOf(f.dataType))
+    if (found.contains(-1) || !fields.forall(f => JsonLine.plain(UTF8String.fromString(f.name))))
+      null
+    else found
+  }
+  @transient private lazy val names: Array[Array[Byte]] = fields.zipWithIndex.map {
+    case (f, i) => ((if (i == 0) "{\"" else ",\"") + f.name + "\":").getBytes("US-ASCII")
+  }
+  @transient private var buffer = new Array[Byte](256)
+  @transient private var size = 0
+
+  def line(row: InternalRow): UTF8String = {
+    val fast = if (kinds == null) null else written(row)
+    if (fast != null) fast else sparks.evaluate(row).asInstanceOf[UTF8String]
+  }
+
+  private def written(row: InternalRow): UTF8String = {
+    if (buffer == null) buffer = new Array[Byte](256)
+    size = 0
+    var i = 0
+    while (i < kinds.length) {
+      put(names(i))
+      if (row.isNullAt(i)) put(JsonLine.Null)
+      else kinds(i) match {
+        case JsonLine.KText =>
+          val text = row.getUTF8String(i)
+          if (!JsonLine.plain(text)) return null
+          room(text.numBytes + 2)
+          buffer(size) = '"'
+          text.writeToMemory(buffer, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET + size + 1)
+          size += text.numBytes + 1
+          buffer(size) = '"'
+          size += 1
+        case JsonLine.KLong => ascii(java.lang.Long.toString(row.getLong(i)))
+        case JsonLine.KInt => ascii(Integer.toString(row.getInt(i)))
+        case JsonLine.KShort => ascii(Integer.toString(row.getShort(i)))
+        case JsonLine.KByte => ascii(Integer.toString(row.getByte(i)))
+        case JsonLine.KDouble =>
+          val value = row.getDouble(i)
+          if (value.isNaN || value.isInfinite) return null
+          ascii(java.lang.Double.toString(value))
+        case JsonLine.KFloat =>
+          val value = row.getFloat(i)
+          if (value.isNaN || value.isInfinite) return null
+          ascii(java.lang.Float.toString(value))
+        case _ => put(if (row.getBoolean(i)) JsonLine.True else JsonLine.False)
+      }
+      i += 1
+    }
+    if (kinds.isEmpty) put(JsonLine.Open)
+    put(JsonLine.Close)
+    UTF8String.fromBytes(java.util.Arrays.copyOf(buffer, size))
+  }
+
+  private def ascii(text: String): Unit = {
+    room(text.length)
+    var i = 0
+    while (i < text.length) {
+      buffer(size + i) = text.charAt(i).toByte
+      i += 1
+    }
+    size += text.length
+  }
+
+  private def put(bytes: Array[Byte]): Unit = {
+    room(bytes.length)
+    System.arraycopy(bytes, 0, buffer, size, bytes.length)
+    size += bytes.length
+  }
+
+  private def room(more: Int): Unit =
+    if (size + more > buffer.length)
+      buffer = java.util.Arrays.copyOf(buffer, Math.max(buffer.length * 2, size + more))
+
+  override def eval(input: InternalRow): Any = {
+    val row = child.eval(input)
+    if (row == null) null else line(row.asInstanceOf[InternalRow])
+  }
+
+  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
+    val self = ctx.addReferenceObj("asaqlJsonLine", this, classOf[JsonLine].getName)
+    nullSafeCodeGen(ctx, ev, row => s"${ev.value} = $self.line($row);")
+  }
+
+  override protected def withNewChildInternal(newChild: Expression): JsonLine =
+    copy(child = newChild)
+
+  override def prettyName: String = JsonLine.Name
+}
+
+object JsonLine {
+  val Name = "asaql_json_line"
+  private val KText = 0
+  private val KLong = 1
+  private val KDouble = 2
+  private val KFloat = 3
+  private val KBool = 4
+  private val KInt = 5
+  private val KShort = 6
+  private val KByte = 7
+  private val Null = "null".getBytes("US-ASCII")
+  private val True = "true".getBytes("US-ASCII")
+  private val False = "false".getBytes("US-ASCII")
+  private val Open = "{".getBytes("US-ASCII")
+  private val Close = "}".getBytes("US-ASCII")
+
+  private def kindOf(kind: DataType): Int = kind match {
+    case StringType if kind == StringType => KText  // the default collation
+    case LongType => KLong
+    case IntegerType => KInt
+    case ShortType => KShort
+    case ByteType => KByte
+    case DoubleType => KDouble
+    case FloatType => KFloat
+    case BooleanType => KBool
+    case NullType => KLong  // always NULL
+    case _ => -1
+  }
+
+  /** Printable ASCII without '"' or '\': Jackson writes such text as it is. */
+  def plain(text: UTF8String): Boolean = {
+    val base = text.getBaseObject
+    val offset = text.getBaseOffset
+    var i = 0
+    while (i < text.numBytes) {
+      val b = org.apache.spark.unsafe.Platform.getByte(base, offset + i)
+      if (b < 0x20 || b > 0x7e || b == '"' || b == '\\') return false
+      i += 1
+    }
+    true
+  }
+}
