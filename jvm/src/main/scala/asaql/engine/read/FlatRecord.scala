@@ -4,8 +4,7 @@ import com.fasterxml.jackson.core.{JsonFactory, JsonToken}
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow
-import org.apache.spark.sql.types.{BooleanType, DataType, DoubleType, FloatType, IntegerType,
-  LongType, StringType, StructType}
+import org.apache.spark.sql.types.StructType
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The common record read in one loop over Jackson's tokens: an object whose every key is a
@@ -58,12 +57,8 @@ final class FlatRecord private (
 }
 
 object FlatRecord {
-  private val KText = 0
-  private val KDouble = 1
-  private val KFloat = 2
-  private val KLong = 3
-  private val KInt = 4
-  private val KBool = 5
+  private val Read = Set(ScalarKind.Text, ScalarKind.Double, ScalarKind.Float, ScalarKind.Long,
+    ScalarKind.Int, ScalarKind.Bool)
 
   /** The reader for `schema` (every field nullable, the corrupt-record column among them),
     * or null when the schema is not flat: a field of another type, more than 64 fields, two
@@ -76,37 +71,28 @@ object FlatRecord {
     if (fields.map(_.name.toLowerCase(java.util.Locale.ROOT)).distinct.length != fields.length)
       return null
     if (fields.exists(f => f.metadata.json != "{}")) return null
-    val kinds = fields.map(f => kindOf(f.dataType))
-    if (kinds.contains(-1)) return null
+    val kinds = fields.map(f => ScalarKind.of(f.dataType))
+    if (!kinds.forall(Read.contains)) return null
     val index = new java.util.HashMap[String, Integer]()
     fields.indices.foreach(i => index.put(fields(i).name, Integer.valueOf(i)))
     new FlatRecord(factory, index, kinds, fields.map(f => schema.fieldIndex(f.name)),
       schema.length)
   }
 
-  private def kindOf(kind: DataType): Int = kind match {
-    case StringType if kind == StringType => KText  // the default collation, no CHAR/VARCHAR
-    case DoubleType => KDouble
-    case FloatType => KFloat
-    case LongType => KLong
-    case IntegerType => KInt
-    case BooleanType => KBool
-    case _ => -1
-  }
-
   /** A value as JacksonParser's converter gives it, or null where that converter would do
     * anything but read the token (a string for a number, a number for text, a nesting). */
   private def value(kind: Int, token: JsonToken, parser: com.fasterxml.jackson.core.JsonParser)
-      : Any = kind match {
-    case KText => if (token == JsonToken.VALUE_STRING) UTF8String.fromString(parser.getText)
-                 else null
-    case KDouble => if (token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT)
-                     parser.getDoubleValue else null
-    case KFloat => if (token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT)
-                    parser.getFloatValue else null
-    case KLong => if (token == JsonToken.VALUE_NUMBER_INT) parser.getLongValue else null
-    case KInt => if (token == JsonToken.VALUE_NUMBER_INT) parser.getIntValue else null
-    case _ => if (token == JsonToken.VALUE_TRUE) true
-              else if (token == JsonToken.VALUE_FALSE) false else null
+      : Any = {
+    val number = token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT
+    kind match {
+      case ScalarKind.Text =>
+        if (token == JsonToken.VALUE_STRING) UTF8String.fromString(parser.getText) else null
+      case ScalarKind.Double => if (number) parser.getDoubleValue else null
+      case ScalarKind.Float => if (number) parser.getFloatValue else null
+      case ScalarKind.Long => if (token == JsonToken.VALUE_NUMBER_INT) parser.getLongValue else null
+      case ScalarKind.Int => if (token == JsonToken.VALUE_NUMBER_INT) parser.getIntValue else null
+      case _ => if (token == JsonToken.VALUE_TRUE) true
+                else if (token == JsonToken.VALUE_FALSE) false else null
+    }
   }
 }

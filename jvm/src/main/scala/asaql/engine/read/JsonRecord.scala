@@ -3,8 +3,7 @@ package asaql.engine
 import com.fasterxml.jackson.core.{JsonFactory, JsonParser}
 
 import org.apache.spark.sql.catalyst.InternalRow
-import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow}
 import org.apache.spark.sql.catalyst.json.{CreateJacksonParser, JacksonParser, JSONOptions}
 import org.apache.spark.sql.catalyst.util.{BadRecordException, FailureSafeParser, PermissiveMode}
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, MapType, StructField, StructType}
@@ -25,7 +24,7 @@ case class JsonRecord(
     schema: StructType,
     options: Map[String, String],
     timeZoneId: String,
-    maxDepth: Int) extends UnaryExpression {
+    maxDepth: Int) extends OwnMethodCode {
 
   private val corruptName = options.getOrElse("columnNameOfCorruptRecord", "_corrupt_record")
 
@@ -70,17 +69,8 @@ case class JsonRecord(
 
   @transient private var watcher: RecordWatcher = _
 
-  override def eval(input: InternalRow): Any = {
-    val text = child.eval(input).asInstanceOf[UTF8String]
-    if (text == null) null else parse(text)
-  }
-
-  // Generated code calls `parse` on this instance: the projection stays in whole-stage code
-  // generation (an expression that only evaluates, CodegenFallback, would take it out)
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val self = ctx.addReferenceObj("asaqlJsonRecord", this, classOf[JsonRecord].getName)
-    nullSafeCodeGen(ctx, ev, text => s"${ev.value} = $self.parse($text);")
-  }
+  override protected def ownMethod: String = "parse"
+  override protected def evaluated(value: Any): Any = parse(value.asInstanceOf[UTF8String])
 
   def parse(text: UTF8String): InternalRow = {
     watcher = null

@@ -5,8 +5,7 @@ import java.time.{ZoneId, ZoneOffset}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.expressions.{BoundReference, DateFormatClass, Expression,
-  Literal, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+  Literal}
 import org.apache.spark.sql.catalyst.util.DateTimeUtils
 import org.apache.spark.sql.types.{DataType, StringType, TimestampType}
 import org.apache.spark.unsafe.types.UTF8String
@@ -17,7 +16,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * formatter goes through java.time objects and a BigDecimal for the fraction, 5% of a
   * pass-through's pass. Any other instant or zone: Spark's own `date_format`, so the text is
   * always Spark's. */
-case class DatetimeText(child: Expression, timeZoneId: String) extends UnaryExpression {
+case class DatetimeText(child: Expression, timeZoneId: String) extends OwnMethodCode {
 
   override def checkInputDataTypes(): TypeCheckResult =
     if (child.dataType == TimestampType) TypeCheckResult.TypeCheckSuccess
@@ -38,15 +37,8 @@ case class DatetimeText(child: Expression, timeZoneId: String) extends UnaryExpr
       DatetimeText.Suffix)
   }
 
-  override def eval(input: InternalRow): Any = {
-    val value = child.eval(input)
-    if (value == null) null else text(value.asInstanceOf[Long])
-  }
-
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val self = ctx.addReferenceObj("asaqlDatetimeText", this, classOf[DatetimeText].getName)
-    nullSafeCodeGen(ctx, ev, micros => s"${ev.value} = $self.text($micros);")
-  }
+  override protected def ownMethod: String = "text"
+  override protected def evaluated(value: Any): Any = text(value.asInstanceOf[Long])
 
   override protected def withNewChildInternal(newChild: Expression): DatetimeText =
     copy(child = newChild)

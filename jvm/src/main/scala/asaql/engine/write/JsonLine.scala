@@ -2,11 +2,9 @@ package asaql.engine
 
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
-import org.apache.spark.sql.catalyst.expressions.{Expression, UnaryExpression}
-import org.apache.spark.sql.catalyst.expressions.codegen.{CodegenContext, ExprCode}
+import org.apache.spark.sql.catalyst.expressions.Expression
 import org.apache.spark.sql.catalyst.expressions.json.StructsToJsonEvaluator
-import org.apache.spark.sql.types.{BooleanType, ByteType, DataType, DoubleType, FloatType,
-  IntegerType, LongType, NullType, ShortType, StringType, StructType}
+import org.apache.spark.sql.types.{DataType, StringType, StructType}
 import org.apache.spark.unsafe.types.UTF8String
 
 /** An output row as its JSON line: what `to_json(struct, map('ignoreNullFields', 'false'))`
@@ -15,7 +13,7 @@ import org.apache.spark.unsafe.types.UTF8String
   * string per line: a twelfth of a pass-through's pass); a value whose text would need
   * Jackson's care (an escape, a character beyond ASCII, NaN or an infinity) and any other
   * row's type take Spark's own `to_json` for the whole line, so the text is always Spark's. */
-case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpression {
+case class JsonLine(child: Expression, timeZoneId: String) extends OwnMethodCode {
 
   override def checkInputDataTypes(): TypeCheckResult = child.dataType match {
     case _: StructType => TypeCheckResult.TypeCheckSuccess
@@ -31,9 +29,9 @@ case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpressi
     Map("ignoreNullFields" -> "false"), child.dataType, Some(timeZoneId))
   // each field's kind, and its name as the line writes it: `"name":`; null: Spark's always
   @transient private lazy val kinds: Array[Int] = {
-    val found = fields.map(f => JsonLine.kindOf(f.dataType))
-    if (found.contains(-1) || !fields.forall(f => JsonLine.plain(UTF8String.fromString(f.name))))
-      null
+    val found = fields.map(f => ScalarKind.of(f.dataType))
+    val named = fields.forall(f => JsonLine.plain(UTF8String.fromString(f.name)))
+    if (found.contains(ScalarKind.Other) || !named) null
     else found
   }
   @transient private lazy val names: Array[Array[Byte]] = fields.zipWithIndex.map {
@@ -55,7 +53,7 @@ case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpressi
       put(names(i))
       if (row.isNullAt(i)) put(JsonLine.Null)
       else kinds(i) match {
-        case JsonLine.KText =>
+        case ScalarKind.Text =>
           val text = row.getUTF8String(i)
           if (!JsonLine.plain(text)) return null
           room(text.numBytes + 2)
@@ -64,19 +62,20 @@ case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpressi
           size += text.numBytes + 1
           buffer(size) = '"'
           size += 1
-        case JsonLine.KLong => ascii(java.lang.Long.toString(row.getLong(i)))
-        case JsonLine.KInt => ascii(Integer.toString(row.getInt(i)))
-        case JsonLine.KShort => ascii(Integer.toString(row.getShort(i)))
-        case JsonLine.KByte => ascii(Integer.toString(row.getByte(i)))
-        case JsonLine.KDouble =>
+        case ScalarKind.Long => ascii(java.lang.Long.toString(row.getLong(i)))
+        case ScalarKind.Int => ascii(Integer.toString(row.getInt(i)))
+        case ScalarKind.Short => ascii(Integer.toString(row.getShort(i)))
+        case ScalarKind.Byte => ascii(Integer.toString(row.getByte(i)))
+        case ScalarKind.Double =>
           val value = row.getDouble(i)
           if (value.isNaN || value.isInfinite) return null
           ascii(java.lang.Double.toString(value))
-        case JsonLine.KFloat =>
+        case ScalarKind.Float =>
           val value = row.getFloat(i)
           if (value.isNaN || value.isInfinite) return null
           ascii(java.lang.Float.toString(value))
-        case _ => put(if (row.getBoolean(i)) JsonLine.True else JsonLine.False)
+        case ScalarKind.Bool => put(if (row.getBoolean(i)) JsonLine.True else JsonLine.False)
+        case _ => put(JsonLine.Null)  // NullType: no value ever
       }
       i += 1
     }
@@ -105,15 +104,8 @@ case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpressi
     if (size + more > buffer.length)
       buffer = java.util.Arrays.copyOf(buffer, Math.max(buffer.length * 2, size + more))
 
-  override def eval(input: InternalRow): Any = {
-    val row = child.eval(input)
-    if (row == null) null else line(row.asInstanceOf[InternalRow])
-  }
-
-  override protected def doGenCode(ctx: CodegenContext, ev: ExprCode): ExprCode = {
-    val self = ctx.addReferenceObj("asaqlJsonLine", this, classOf[JsonLine].getName)
-    nullSafeCodeGen(ctx, ev, row => s"${ev.value} = $self.line($row);")
-  }
+  override protected def ownMethod: String = "line"
+  override protected def evaluated(value: Any): Any = line(value.asInstanceOf[InternalRow])
 
   override protected def withNewChildInternal(newChild: Expression): JsonLine =
     copy(child = newChild)
@@ -123,32 +115,11 @@ case class JsonLine(child: Expression, timeZoneId: String) extends UnaryExpressi
 
 object JsonLine {
   val Name = "asaql_json_line"
-  private val KText = 0
-  private val KLong = 1
-  private val KDouble = 2
-  private val KFloat = 3
-  private val KBool = 4
-  private val KInt = 5
-  private val KShort = 6
-  private val KByte = 7
   private val Null = "null".getBytes("US-ASCII")
   private val True = "true".getBytes("US-ASCII")
   private val False = "false".getBytes("US-ASCII")
   private val Open = "{".getBytes("US-ASCII")
   private val Close = "}".getBytes("US-ASCII")
-
-  private def kindOf(kind: DataType): Int = kind match {
-    case StringType if kind == StringType => KText  // the default collation
-    case LongType => KLong
-    case IntegerType => KInt
-    case ShortType => KShort
-    case ByteType => KByte
-    case DoubleType => KDouble
-    case FloatType => KFloat
-    case BooleanType => KBool
-    case NullType => KLong  // always NULL
-    case _ => -1
-  }
 
   /** Printable ASCII without '"' or '\': Jackson writes such text as it is. */
   def plain(text: UTF8String): Boolean = {
