@@ -37,8 +37,7 @@ case class JsonLine(child: Expression, timeZoneId: String) extends OwnMethodCode
   @transient private lazy val names: Array[Array[Byte]] = fields.zipWithIndex.map {
     case (f, i) => ((if (i == 0) "{\"" else ",\"") + f.name + "\":").getBytes("US-ASCII")
   }
-  @transient private var buffer = new Array[Byte](256)
-  @transient private var size = 0
+  @transient private lazy val out = new Growing
 
   def line(row: InternalRow): UTF8String = {
     val fast = if (kinds == null) null else written(row)
@@ -46,63 +45,39 @@ case class JsonLine(child: Expression, timeZoneId: String) extends OwnMethodCode
   }
 
   private def written(row: InternalRow): UTF8String = {
-    if (buffer == null) buffer = new Array[Byte](256)
-    size = 0
+    out.size = 0
     var i = 0
     while (i < kinds.length) {
-      put(names(i))
-      if (row.isNullAt(i)) put(JsonLine.Null)
+      out.append(names(i))
+      if (row.isNullAt(i)) out.append(JsonLine.Null)
       else kinds(i) match {
         case ScalarKind.Text =>
           val text = row.getUTF8String(i)
           if (!JsonLine.plain(text)) return null
-          room(text.numBytes + 2)
-          buffer(size) = '"'
-          text.writeToMemory(buffer, org.apache.spark.unsafe.Platform.BYTE_ARRAY_OFFSET + size + 1)
-          size += text.numBytes + 1
-          buffer(size) = '"'
-          size += 1
-        case ScalarKind.Long => ascii(java.lang.Long.toString(row.getLong(i)))
-        case ScalarKind.Int => ascii(Integer.toString(row.getInt(i)))
-        case ScalarKind.Short => ascii(Integer.toString(row.getShort(i)))
-        case ScalarKind.Byte => ascii(Integer.toString(row.getByte(i)))
+          out.add('"')
+          out.raw(text)
+          out.add('"')
+        case ScalarKind.Long => out.ascii(java.lang.Long.toString(row.getLong(i)))
+        case ScalarKind.Int => out.ascii(Integer.toString(row.getInt(i)))
+        case ScalarKind.Short => out.ascii(Integer.toString(row.getShort(i)))
+        case ScalarKind.Byte => out.ascii(Integer.toString(row.getByte(i)))
         case ScalarKind.Double =>
           val value = row.getDouble(i)
           if (value.isNaN || value.isInfinite) return null
-          ascii(java.lang.Double.toString(value))
+          out.ascii(java.lang.Double.toString(value))
         case ScalarKind.Float =>
           val value = row.getFloat(i)
           if (value.isNaN || value.isInfinite) return null
-          ascii(java.lang.Float.toString(value))
-        case ScalarKind.Bool => put(if (row.getBoolean(i)) JsonLine.True else JsonLine.False)
-        case _ => put(JsonLine.Null)  // NullType: no value ever
+          out.ascii(java.lang.Float.toString(value))
+        case ScalarKind.Bool => out.append(if (row.getBoolean(i)) JsonLine.True else JsonLine.False)
+        case _ => out.append(JsonLine.Null)  // NullType: no value ever
       }
       i += 1
     }
-    if (kinds.isEmpty) put(JsonLine.Open)
-    put(JsonLine.Close)
-    UTF8String.fromBytes(java.util.Arrays.copyOf(buffer, size))
+    if (kinds.isEmpty) out.add('{')
+    out.add('}')
+    UTF8String.fromBytes(java.util.Arrays.copyOf(out.bytes, out.size))
   }
-
-  private def ascii(text: String): Unit = {
-    room(text.length)
-    var i = 0
-    while (i < text.length) {
-      buffer(size + i) = text.charAt(i).toByte
-      i += 1
-    }
-    size += text.length
-  }
-
-  private def put(bytes: Array[Byte]): Unit = {
-    room(bytes.length)
-    System.arraycopy(bytes, 0, buffer, size, bytes.length)
-    size += bytes.length
-  }
-
-  private def room(more: Int): Unit =
-    if (size + more > buffer.length)
-      buffer = java.util.Arrays.copyOf(buffer, Math.max(buffer.length * 2, size + more))
 
   override protected def ownMethod: String = "line"
   override protected def evaluated(value: Any): Any = line(value.asInstanceOf[InternalRow])
@@ -118,8 +93,6 @@ object JsonLine {
   private val Null = "null".getBytes("US-ASCII")
   private val True = "true".getBytes("US-ASCII")
   private val False = "false".getBytes("US-ASCII")
-  private val Open = "{".getBytes("US-ASCII")
-  private val Close = "}".getBytes("US-ASCII")
 
   /** Printable ASCII without '"' or '\': Jackson writes such text as it is. */
   def plain(text: UTF8String): Boolean = {
