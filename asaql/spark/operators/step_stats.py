@@ -56,10 +56,9 @@ def stats_columns() -> list[Column]:
             for (name, how), value in zip(STATS, _stat_values())]
 
 
-def late_order() -> Column:
-    """A late event's place in arrival order (arrival, file, line); NULL for other rows."""
-    return F.when(F.col("_good") & F.col("_late"),
-                  F.struct(F.col("_arrival_us"), F.col(C.FILE), F.col(C.LINE)))
+def late_event() -> Column:
+    """Whether the row is a late event (a good one the late rule touched)."""
+    return F.col("_good") & F.col("_late")
 
 
 def late_json() -> Column:
@@ -72,7 +71,7 @@ def late_json() -> Column:
 
 def late_sample(rows: DataFrame) -> str | None:
     """The first late event in arrival order, as a job of its own."""
-    first = rows.where(late_order().isNotNull()).orderBy(C.ARRIVAL, C.FILE, C.LINE).limit(1) \
+    first = rows.where(late_event()).orderBy(C.ARRIVAL, C.FILE, C.LINE).limit(1) \
         .select(late_json().alias("sample")).collect()
     return first[0]["sample"] if first else None
 
@@ -103,9 +102,9 @@ def segment_values(ooo_us: int = 0) -> list[Column]:
 
 
 def _first_late() -> Column:
-    """The first late event of the rows, as an aggregate (`late_json`, NULL when none): the
-    least in `late_order`'s order."""
-    late = F.col("_good") & F.col("_late")
+    """The first late event of the rows in arrival order (arrival, file, line), as an
+    aggregate (`late_json`, NULL when none)."""
+    late = late_event()
     return least_by(F.when(late, late_json()), [
         F.when(late, F.col("_arrival_us")).cast("long"), F.col(C.FILE),
         F.col(C.LINE).cast("long")]).alias("late")
