@@ -120,6 +120,43 @@ def test_a_file_no_row_reaches_is_written_empty(spark, tmp_path, monkeypatch):
     assert "304 input events, 0 output events" in result.stderr
 
 
+@pytest.mark.parametrize("where", ["1 = 0", "noSuchField > 1"])
+def test_a_condition_never_true_still_counts_every_event(spark, tmp_path, monkeypatch, where):
+    """A condition the optimizer can tell is never true: Spark's optimizer would prune the
+    filter with the plan under it, the step's counts too, and the writer's job would run an
+    empty plan of its own (session/builder.py). Into a folder and a file, written by Spark."""
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW_BYTES", -1)
+    query = tmp_path / "query.sql"
+    query.write_text(f"SELECT deviceId INTO folder FROM input TIMESTAMP BY EventTime WHERE {where}\n"
+                     f"SELECT deviceId INTO file FROM input TIMESTAMP BY EventTime WHERE {where}\n")
+    result = CliRunner().invoke(cli, [
+        "run", str(query), "--input", f"input={IOT}", "--late", "5s", "--ooo", "2s",
+        "--output", f"folder={tmp_path / 'folder'}/", "--output", f"file={tmp_path / 'f.jsonl'}",
+        "--errors", str(tmp_path / "errors.jsonl")])
+    assert result.exit_code == 0, result.stderr + result.output
+    assert "304 input events, 0 output events" in result.stderr
+    assert "304 events read = 300 accepted + 4 dropped + 0 malformed" in result.stderr
+    assert (tmp_path / "f.jsonl").read_bytes() == b""
+    assert not [p for p in (tmp_path / "folder").rglob("part-*") if p.stat().st_size]
+
+
+def test_a_folder_of_empty_files_is_read_as_no_events(spark, tmp_path, monkeypatch):
+    """Empty files: the schema has no field, so the query's condition names a field no event
+    has, never true (as above); the run still ends with its counts (none)."""
+    monkeypatch.setattr(stepped_batch, "COLLECT_BELOW_BYTES", -1)
+    (tmp_path / "in").mkdir()
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / "in" / name).write_bytes(b"")
+    query = tmp_path / "query.sql"
+    query.write_text("SELECT deviceId, System.Timestamp() AS t INTO out FROM input "
+                     "TIMESTAMP BY EventTime WHERE temperature > 20\n")
+    result = CliRunner().invoke(cli, [
+        "run", str(query), "--input", f"input={tmp_path / 'in'}",
+        "--output", f"out={tmp_path / 'out'}/", "--errors", str(tmp_path / "errors.jsonl")])
+    assert result.exit_code == 0, result.stderr + result.output
+    assert "0 events read = 0 accepted + 0 dropped + 0 malformed" in result.stderr
+
+
 def test_a_micro_batch_after_a_large_state_is_written_by_spark(spark, input_folder, tmp_path,
                                                                monkeypatch, batches):
     """The general step's micro-batch is small only while the events its open windows hold

@@ -51,6 +51,10 @@ SESSION_CONF = {
     # minutes in it before its first micro-batch (found by tests/corpus/test_corpus_engines.py).
     # It only infers filters asaql does not need (its rows are filtered where they are made).
     "spark.sql.constraintPropagation.enabled": "false",
+    # A filter that is never true (`WHERE 1 = 0`, a field no event has) would be pruned with
+    # everything under it, the step's observed counts too: the writer's job then runs an empty
+    # plan of its own and the run's counts never arrive (Spark's Observation gets an empty row).
+    "spark.sql.optimizer.excludedRules": "org.apache.spark.sql.catalyst.optimizer.PruneFilters",
     # Whole-stage code generation makes one Java method of a stage; HotSpot leaves methods of
     # more than 8,000 bytes of bytecode to its interpreter (DontCompileHugeMethods). The
     # native step's one pass (read, parse, policy, counts, lines) is such a method: interpreted,
@@ -75,7 +79,7 @@ RUNTIME_CONF = ("spark.sql.session.timeZone", "spark.sql.execution.arrow.pyspark
                 "spark.sql.streaming.noDataMicroBatches.enabled", "spark.sql.ansi.enabled",
                 "spark.sql.parquet.outputTimestampType",
                 "spark.sql.inMemoryColumnarStorage.compressed",
-                "spark.sql.constraintPropagation.enabled")
+                "spark.sql.constraintPropagation.enabled", "spark.sql.optimizer.excludedRules")
 
 
 def build_session(master: str | None = None, spark_log: str | None = None,
