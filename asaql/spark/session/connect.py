@@ -68,10 +68,11 @@ def ship_asaql(spark) -> None:
     puts on its UDF workers' path, before any asaql it has installed), once per session."""
     if not is_connect(spark) or spark.session_id in _SHIPPED:
         return
-    archive = os.path.join(tempfile.mkdtemp(prefix="asaql-artifact-"), "asaql.zip")
-    with open(archive, "wb") as handle:
-        handle.write(asaql_zip())
-    spark.addArtifacts(archive, pyfile=True)
+    with tempfile.TemporaryDirectory(prefix="asaql-artifact-") as folder:  # sent, then gone
+        archive = os.path.join(folder, "asaql.zip")
+        with open(archive, "wb") as handle:
+            handle.write(asaql_zip())
+        spark.addArtifacts(archive, pyfile=True)
     _SHIPPED.add(spark.session_id)
 
 
