@@ -167,7 +167,8 @@ def report_findings(compiled, inputs, named=()) -> None:
 def schema_reporter(compiled, where: dict):
     """The run's schema checks (RunOptions.on_schemas): given each input's and reference's
     inferred schema, the fields the query reads that no event has, as `check` reports them
-    against a sample (asaql/compiler/check.py's field_findings); warnings, never a stop."""
+    against a sample (asaql/compiler/check.py's field_findings); warnings, never a stop: → the
+    lines the run prints."""
     from asaql.analysis.sample_schema import Sample
     from asaql.compiler.check import field_findings
     from asaql.compiler.diagnostics import position
@@ -175,13 +176,12 @@ def schema_reporter(compiled, where: dict):
 
     path, text = click.get_current_context().meta["asaql.query"]
 
-    def report(schemas: dict) -> None:
+    def report(schemas: dict) -> list[str]:
         found = field_findings(compiled.statements, {
             alias: (getattr(where.get(alias), "topic", where.get(alias, alias)),
                     Sample(**fields) if (fields := schema_sample(schema)) else None)
             for alias, schema in schemas.items()})
-        for finding in sorted(found, key=position):
-            click.echo(finding.render(text, path), err=True)
+        return [finding.render(text, path) for finding in sorted(found, key=position)]
     return report
 
 

@@ -47,7 +47,7 @@ DATETIME_TEXT = "asaql_datetime_text"  # (timestamp) → ASA's text of it (Datet
 JSON_LINE = "asaql_json_line"  # (struct) → to_json(struct) with NULLs kept (JsonLine.scala)
 ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "14"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "15"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
+import shutil
 import sys
 import threading
 import time
@@ -31,6 +31,7 @@ from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.progress import ProgressWatcher
+from asaql.spark.query_waits import reference_versions, wait_for
 from asaql.spark.operators.relations import (group_by_source, lower_group, lower_join_group,
                                              partitions_wanted)
 from asaql.spark.sinks.output_journal import last_committed_batch
@@ -41,6 +42,7 @@ from asaql.spark.sources.addresses import FileNames
 from asaql.spark.sinks.output_sinks import output_sink, safe_name
 from asaql.spark.sinks.sink import BatchWriter, ErrorLog, RunCounts, StageSink
 from asaql.spark.sinks.stepped_batch import SizedBatch, SteppedBatch
+from asaql.spark.sources.sampled_schema import raised_by_sample
 from asaql.spark.sources.source_log import forget_unplanned_files, has_committed
 
 SETTINGS_FILE = "asaql-settings.json"
@@ -55,6 +57,27 @@ NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     spark = spark or build_session()
+    try:
+        return _execute(compiled, options, checkpoint, spark, sampling=True)
+    except Exception as error:  # noqa: BLE001 - Spark wraps the writer's SampleMissed
+        if not raised_by_sample(error):
+            raise
+    # an event beyond the sample's schema: nothing was published; again, every line's schema
+    # (the input's end was written by the first attempt, which no micro-batch committed)
+    return _execute(compiled, options, checkpoint, spark, sampling=False, again=True)
+
+
+def _sampled(compiled, options, fresh: bool, groups: list) -> bool:
+    """Whether the run's schema may come from a sample of its input, each event checked on
+    the one micro-batch that reads it all (sampled_schema.py): a first run of one query over
+    the files there now, read by the JVM engine, without a stage."""
+    return fresh and not options.follow and not options.max_files_per_trigger \
+        and len(groups) == 1 and not compiled.plan.stage_names \
+        and getattr(options, "engine", DEFAULT_ENGINE) == "jvm"
+
+
+def _execute(compiled, options, checkpoint: str, spark, sampling: bool,
+             again: bool = False) -> RunCounts:
     # the files as the user named them (before a Connect server's absolute paths)
     names = FileNames.of([*options.inputs.values(), *options.references.values()])
     if is_connect(spark):  # the server resolves paths: absolute ones (connect.py)
@@ -85,9 +108,11 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     watchers = [watcher] if watcher is not None else []  # pumped beside the report readers
     formats = file_formats(options)
     wanted = {a for group in group_by_source(compiled.plan) for a in partitions_wanted(group)}
-    surveys = {alias: survey_input(spark, path, formats.get(alias), alias in wanted)
+    sampling = sampling and _sampled(compiled, options, fresh, group_by_source(compiled.plan))
+    surveys = {alias: survey_input(spark, path, formats.get(alias), alias in wanted, sampling)
                for alias, path in inputs.items() if alias in compiled.input_names}
     schemas = {alias: survey.schema for alias, survey in surveys.items()}
+    samples = {alias: survey.sample for alias, survey in surveys.items() if survey.sample}
     found = {a: s.partitions for a, s in surveys.items() if s.partitions}  # a restart looks again
     if getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and (problem := engine_problem(spark)):
         print(f"asaql: the JVM engine is not loaded ({problem}): records are read by the Python "
@@ -101,12 +126,21 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                          daemon=True).start()
     try:
         while True:
-            versions = _versions(options.references)
+            versions = reference_versions(options.references)
             references = {alias.lower(): load_reference(
                 spark, alias, path, compiled.plan.declared_columns(alias))
                 for alias, path in options.references.items()}
             if on_schemas is not None:  # the run's schema checks: once, before any batch
-                on_schemas({**schemas, **{t.name: t.schema for t in references.values()}})
+                tables = {t.name: t.schema for t in references.values()}
+                findings = on_schemas({**schemas, **tables})
+                if findings and samples:  # perhaps the sample's: every line's schema says
+                    for alias in samples:
+                        schemas[alias] = survey_input(spark, inputs[alias], formats.get(alias),
+                                                      alias in wanted).schema
+                    samples.clear()
+                    findings = on_schemas({**schemas, **tables})
+                for finding in findings or ():
+                    print(finding, file=sys.stderr, flush=True)
                 on_schemas = None
             queries, counted = [], set()
             # A query reading a stage starts after the one writing it (a finite run: once that
@@ -122,7 +156,7 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                                      for n, a in enumerate(inputs))
                     query, ticker = _start(spark, index, group, options, paths, checkpoint,
                                            schemas, buckets, references, sinks, counts, errors,
-                                           counting, metrics, relays, found)
+                                           counting, metrics, relays, found, samples, again)
                     counted.update(inputs)
                     started.append(query)
                     if watcher is not None:
@@ -131,10 +165,10 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
                     tickers.extend(ticker)
                 queries.extend(started)
                 if not options.follow:
-                    _wait(started, False, pump=[*relays, *watchers])
+                    wait_for(started, False, pump=[*relays, *watchers])
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
-            if not options.follow or not _wait(queries, True, options.references, versions,
+            if not options.follow or not wait_for(queries, True, options.references, versions,
                                                [*relays, *watchers]):
                 break
             tickers.clear()
@@ -226,13 +260,15 @@ def group_inputs(group) -> tuple[str, ...]:
 def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, sinks: dict, counts: RunCounts, errors: ErrorLog,
            counting: tuple[bool, ...], metrics: RunMetrics | None = None,
-           relays: list | None = None, found: dict | None = None):
+           relays: list | None = None, found: dict | None = None, samples: dict | None = None,
+           again: bool = False):
     """Starts the group's streaming query; → (the query, its --follow tickers). On Spark
     Connect the writer runs on the server and reports to a reader added to `relays`."""
     folder = os.path.join(checkpoint, f"source-{index}")
     forget_unplanned_files(folder)  # a kill's file admissions no micro-batch planned
     lowered, controls = _lower(spark, index, group, options, inputs, checkpoint, schemas,
-                               buckets, references, counting, found or {})
+                               buckets, references, counting, found or {}, samples or {},
+                               again)
     writer = BatchWriter([(lines, sinks[write.output]) for write, lines in lowered.outputs],
                          counts, errors, stateful=group.stateful, count_input=any(counting),
                          metrics=metrics, name=query_label(group, index), query=index,
@@ -256,14 +292,18 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     return start_stream(query), tickers
 
 
-def _native_folder(folder: str, options) -> str | None:
+def _native_folder(folder: str, options, again: bool = False) -> str | None:
     """Where the native step keeps its state, or None for the general step. The path is fixed
     at a checkpoint's first run: a resumed run takes the native step only if its state is
-    there (an older checkpoint holds the general step's state in Spark's state store)."""
+    there (an older checkpoint holds the general step's state in Spark's state store).
+    `again`: the run's second attempt (a sample's schema missed an event), whose first left
+    the state of a micro-batch it did not commit, which the second does not read."""
     native = os.path.join(folder, "native")
     if getattr(options, "step", "native") == "general":
         return None
     fresh = not has_committed(folder)
+    if again and fresh:
+        shutil.rmtree(native, ignore_errors=True)
     return native if fresh or os.path.isdir(native) else None
 
 
@@ -273,9 +313,12 @@ def query_label(group, index: int) -> str:
 
 
 def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
-           buckets: int, references: dict, counting: tuple[bool, ...], found: dict):
+           buckets: int, references: dict, counting: tuple[bool, ...], found: dict,
+           samples: dict, again: bool = False):
     """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders).
-    `found`: input alias → its partitions where the schema's job found them."""
+    `found`: input alias → its partitions where the schema's job found them; `samples`: input
+    alias → the record type its schema's sample gave (sampled_schema.py). `again`: the run's
+    second attempt, whose input's end the first wrote."""
     folder = os.path.join(checkpoint, f"source-{index}")
     declared = file_formats(options)
     formats = tuple(declared.get(alias) for alias in group_inputs(group))
@@ -286,7 +329,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
         # each input read by the query has its own control folder (its end, its clock)
         control = control_folder(os.path.join(folder, "right" if number == 1 else
                                               f"right{number}") if number else folder)
-        if not options.follow:
+        if not options.follow and not again:
             write_end_of_input(control, [] if isinstance(path, KafkaRead) else input_files(path))
         paths.append(path)
         controls.append(control)
@@ -305,8 +348,9 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             if alias in partitions_wanted(group) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
-                              native_folder=_native_folder(folder, options), fmt=formats[0],
-                              jvm=jvm, typed=_typed_outputs(options))
+                              native_folder=_native_folder(folder, options, again),
+                              fmt=formats[0],
+                              jvm=jvm, typed=_typed_outputs(options), sample=samples.get(alias))
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)
@@ -353,14 +397,6 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None,
     return plans
 
 
-def _versions(references: dict[str, str]) -> dict[str, float]:
-    versions = {}
-    for path in references.values():
-        files = [Path(path)] if Path(path).is_file() else sorted(Path(path).rglob("*"))
-        versions[path] = max((f.stat().st_mtime for f in files if f.is_file()), default=0.0)
-    return versions
-
-
 def _tick(tickers, every: float, stop: threading.Event) -> None:
     """--follow: while an input is idle, advance its arrival clock as ASA estimates it (the last
     arrival seen + the wall time elapsed since), through a tick record, so that idle partitions
@@ -383,65 +419,3 @@ def _buckets(spark: SparkSession, checkpoint: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"buckets": buckets}))
     return buckets
-
-
-def _wait(queries, follow: bool, references: dict | None = None,
-          versions: dict | None = None, pump: list = ()) -> bool:
-    """Until the queries end (or Ctrl-C); True when --follow stopped them because a reference
-    file changed. `pump`: report readers (Spark Connect) read as the queries run."""
-    interrupted = threading.Event()
-    restore = _catch_ctrl_c(interrupted)
-    try:
-        if follow:
-            while not interrupted.is_set() and all(q.isActive for q in queries):
-                if references and _versions(references) != versions:
-                    _stop_between_batches(queries)
-                    return True
-                interrupted.wait(0.5)
-                _pump(pump)
-        for q in queries:  # short waits: a run ends as soon as its query has (Ctrl-C between)
-            while not interrupted.is_set() and not q.awaitTermination(0.1):
-                _pump(pump)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        restore()
-        for q in queries:
-            if q.isActive:
-                q.stop()
-        _pump(pump)
-    for q in queries:
-        if q.exception() is not None:
-            raise q.exception()
-    return False
-
-
-def _pump(readers) -> None:
-    for reader in readers:
-        reader.pump()
-
-
-def _catch_ctrl_c(interrupted: threading.Event):
-    """Ctrl-C only sets `interrupted`; the wait loop then stops the queries between two py4j
-    calls. PySpark's own handler cancels jobs from inside the signal, in the middle of whatever
-    py4j call the main thread is making, which garbles that call's answer ("'bool' object has
-    no attribute 'cancelAllJobs'"). A second Ctrl-C interrupts at once. → a function that puts
-    the previous handler back."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    previous = signal.getsignal(signal.SIGINT)
-
-    def on_ctrl_c(signum, frame):
-        if interrupted.is_set():
-            raise KeyboardInterrupt
-        interrupted.set()
-
-    signal.signal(signal.SIGINT, on_ctrl_c)
-    return lambda: signal.signal(signal.SIGINT, previous)
-
-
-def _stop_between_batches(queries) -> None:
-    for q in queries:
-        while q.isActive and q.status.get("isTriggerActive"):
-            time.sleep(0.1)
-        q.stop()

@@ -69,11 +69,14 @@ def _has_functions(spark: SparkSession) -> bool:
         return False
 
 
-def json_record(text: Column, schema: T.StructType, options: dict, max_depth: int) -> Column:
+def json_record(text: Column, schema: T.StructType, options: dict, max_depth: int,
+                sample: str | None = None) -> Column:
     """`struct<record, clean>`: the record as `from_json(text, schema, options)` gives it, and
-    whether the record checks can find nothing wrong with it (JsonRecord.scala)."""
-    return F.call_function(JSON_RECORD, text, F.lit(schema.json()), F.lit(json.dumps(options)),
-                           F.lit(max_depth))
+    whether the record checks can find nothing wrong with it (JsonRecord.scala); with `sample`
+    (the record type a sample of the input gave, jvm_inference.py) a third field, `fits`:
+    whether the record adds nothing to it."""
+    settings = [F.lit(schema.json()), F.lit(json.dumps(options)), F.lit(max_depth)]
+    return F.call_function(JSON_RECORD, text, *settings, *([F.lit(sample)] if sample else []))
 
 
 def exact_sum(values: Column) -> Column:

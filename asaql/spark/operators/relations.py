@@ -181,18 +181,20 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 control: str, max_files_per_trigger: int | None, partitions: tuple,
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
                 typed: bool | frozenset = False, native_folder: str | None = None,
-                fmt: InputFormat | None = None, jvm: bool = False) -> LoweredGroup:
+                fmt: InputFormat | None = None, jvm: bool = False,
+                sample: str | None = None) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
     output line is a struct of typed columns instead of its JSON text (the embedding API), or
     the lines of the outputs it names (database tables).
     `native_folder`: where the native step keeps its state, when the step can take that path
     (native_step.py); otherwise the general step runs. `fmt`: the input's declared format
-    (--input-format), else its files' extension. `jvm`: the JVM engine reads the records."""
+    (--input-format), else its files' extension. `jvm`: the JVM engine reads the records.
+    `sample`: the record type the schema's sample gave, each event checked against it."""
     references = references or {}
     if events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger,
-                             fmt, jvm)
+                             fmt, jvm, sample=sample)
     schema = declared_struct(schema, declared_of(group.source))
     scope = Scope(schema, frame=events)
     scope.references = references
@@ -260,7 +262,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
             def reading() -> DataFrame:  # made at the first micro-batch of several files
                 files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
                 return step_input_of(stamp_events(read_source(
-                    spark, source, path, schema, control, None, fmt, jvm, files=files),
+                    spark, source, path, schema, control, None, fmt, jvm, files=files,
+                    sample=sample),
                     source, scope, jvm))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,

@@ -21,6 +21,7 @@ from asaql.spark.sinks.line_sink import (
 from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
 from asaql.spark.sinks.output_journal import Committed, JournaledFile
+from asaql.spark.sources.sampled_schema import SampleMissed, missed
 from asaql.spark.sources.step_input import STAGE_WATERMARK
 
 
@@ -216,6 +217,10 @@ class BatchWriter:
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
                 gathered = self._gather(observed, collects)
+            if gathered is not None and missed(json.loads(row[JSON_COLUMN])[C.ERROR]
+                                               for row in gathered if row[DESTINATION] == -1):
+                raise SampleMissed(f"micro-batch {batch_id}: the run starts again with the "
+                                   "schema of every line")
             if self.stop_on_data_error and gathered is not None:
                 self._stop_at_data_error(gathered, batch_id)
             if settle is not None:

@@ -18,21 +18,23 @@ from pyspark.sql import types as T
 
 from asaql.errors import ConfigurationError
 from asaql.inputs.files import input_files
+from asaql.inputs.position import ELEMENT_BITS
 from asaql.inputs.formats import InputFormat, resolve_format, sample_records
 from asaql.inputs.records import MAX_DEPTH, json_file_records
 from asaql.runtime import columns as C
 from asaql.spark.sources.control import CONTROL_FIELD, CONTROL_FOLDER, CONTROL_PREFIX
-from asaql.spark.sources.read_limits import trigger_limit
+from asaql.spark.sources.read_limits import MAX_BYTES_PER_TRIGGER, trigger_limit
 from asaql.spark.sources.format_inputs import PROBLEM, infer_format_schema, stream_lines
 from asaql.spark.sources.kafka_input import (HEADERS_COLUMN, KAFKA_METADATA, KEY_COLUMN,
                                      PROCESSED_FIELD, KafkaRead, kafka_lines, with_metadata)
 from asaql.spark.sources.kafka_input import sample_records as topic_sample
 from asaql.spark.sources.declared_schema import conform, declared_struct
 from asaql.spark.sources.json_inference import inferred_in_driver
-from asaql.spark.sources.jvm_inference import inferred_in_one_pass
+from asaql.spark.sources.jvm_inference import inferred_from_sample, inferred_in_one_pass
 from asaql.spark.jvm_functions import iso_timestamp, json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.sources.present_keys import present_keys
+from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
 from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
                                  clean_lines, filled_fields, object_keys, parse_problem,
@@ -53,6 +55,9 @@ class InputSurvey:
     finds them when a statement needs them)."""
     schema: T.StructType
     partitions: tuple[tuple[str, int | None], ...] | None = None
+    # the record type of the sample the schema came from (jvm_inference.inferred_from_sample),
+    # for the pass to check every event against; None: the schema is every event's
+    sample: str | None = None
 
 
 def infer_payload_schema(spark: SparkSession, path: str,
@@ -62,14 +67,16 @@ def infer_payload_schema(spark: SparkSession, path: str,
 
 
 def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
-                 partitions: bool = False) -> InputSurvey:
+                 partitions: bool = False, sample: bool = False) -> InputSurvey:
     """Spark's JSON inference over the files present, fields in order of first appearance. When
     it saw a record the stream sets aside, it runs again over the lines that can be one record
     (asaql/spark/sources/records.py): a malformed line never breaks the schema of the rest. A topic:
     the same over a sample of its records, then its metadata (kafka_input.py). `fmt`: the
     format the run declares for the input (--input-format), else its files' extension.
     `partitions`: a statement waits for the input's partitions (the schema's job then finds
-    them, when it is one job over the lines)."""
+    them, when it is one job over the lines). `sample`: the run's one micro-batch checks every
+    event against a sample's schema (execute.py), so a large JSON-lines input that fits in
+    one micro-batch takes the schema of its files' first lines, without a job."""
     if isinstance(path, KafkaRead):
         return InputSurvey(with_metadata(_infer_from_texts(spark, topic_sample(path), str(path))))
     files = input_files(path)
@@ -79,8 +86,14 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
         raise ConfigurationError(f"input folder {path} has no input files to read{where} "
                                  "(.jsonl, .json, .csv, .parquet, .avro)")
     fmt = resolve_format(files, path, fmt)
-    small = sum(f.stat().st_size for f in files) <= SMALL_INPUT_BYTES
+    size = sum(f.stat().st_size for f in files)
+    small = size <= SMALL_INPUT_BYTES
     mixed_at = firsts = None  # known when the one-pass inference ran (jvm_inference.py)
+    sampled = inferred_from_sample(spark, files) if sample and fmt.name == "json" \
+        and not small and not partitions and size <= MAX_BYTES_PER_TRIGGER else None
+    if sampled is not None:
+        fields = _in_order(sampled[0], _first_appearance_order(files, fmt), ())
+        return InputSurvey(fields, sample=sampled[1])
     if fmt.name != "json":  # CSV, Parquet, Avro (asaql/spark/sources/format_inputs.py)
         inferred = infer_format_schema(spark, files, fmt)
     else:
@@ -227,7 +240,7 @@ def read_events(
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
     fmt: InputFormat | None = None, jvm: bool = False, listed: tuple = (),
-    files: DataFrame | None = None,
+    files: DataFrame | None = None, sample: str | None = None,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -242,6 +255,8 @@ def read_events(
     records parsed and checked by the JVM engine (_parse_records). `listed`: the record fields
     whose keys each event carries (present_keys). `files`: JSON-lines files as the text source
     gives them whole (`value`, `_metadata`) to read instead (ordered_files.py), as a batch.
+    `sample`: the record type the schema's sample gave (sampled_schema.py), each event checked
+    against it.
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
@@ -265,7 +280,7 @@ def read_events(
         files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
     lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
-                          listed=listed)
+                          listed=listed, sample=sample if jvm else None)
 
 
 def input_format(path: str, declared: InputFormat | None) -> InputFormat:
@@ -282,7 +297,7 @@ def _glob_escape(name: str) -> str:
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                    metadata: bool = False, carried: tuple[str, ...] = (),
                    declared: tuple[tuple[str, str], ...] = (), jvm: bool = False,
-                   listed: tuple = ()) -> DataFrame:
+                   listed: tuple = (), sample: str | None = None) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN.
@@ -293,11 +308,18 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     parsed_fields = [f for f in schema.fields if not (metadata and f.name in KAFKA_METADATA)]
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
+    # an event the schema's sample does not cover, or an array's (sampled_schema.py)
+    beyond = F.lit(False)
     if jvm:
-        checked = json_record(F.col("_asaql_text"), with_corrupt, options, MAX_DEPTH)
+        checked = json_record(F.col("_asaql_text"), with_corrupt, options, MAX_DEPTH, sample)
+        if sample:
+            beyond = ~F.coalesce(F.col("_asaql_checked.fits"), F.lit(False)) \
+                | (F.col(C.LINE) % (1 << ELEMENT_BITS) != 0)
         parsed = lines.select("*", checked.alias("_asaql_checked")).select(
             "*", F.col("_asaql_checked.record").alias("_asaql_rec"),
-            F.coalesce(F.col("_asaql_checked.clean"), F.lit(False)).alias("_asaql_clean"))
+            F.coalesce(F.col("_asaql_checked.clean"), F.lit(False)).alias("_asaql_clean"),
+            beyond.alias("_asaql_beyond"))
+        beyond = F.col("_asaql_beyond")
     else:
         parsed = lines.select(
             "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
@@ -342,7 +364,8 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
 
     def reason(deferred: Column | None = None) -> Column:
         return F.when(~is_control, F.coalesce(
-            *problem, F.col(ARRAY_PROBLEM), F.when(~clean, shape_problem(text, deferred, jvm)),
+            F.when(beyond, F.lit(SAMPLE_MISSED)), *problem, F.col(ARRAY_PROBLEM),
+            F.when(~clean, shape_problem(text, deferred, jvm)),
             F.when(~clean, parse_problem(
                 text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
                 None if filled is None else F.col("_asaql_filled"), deferred, jvm)),

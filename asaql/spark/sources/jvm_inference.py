@@ -17,7 +17,7 @@ from pyspark.sql import types as T
 
 from asaql.inputs.records import MAX_DEPTH
 from asaql.jvm.engine import INFER_JSON
-from asaql.spark.jvm_functions import engine_problem, grouped
+from asaql.spark.jvm_functions import engine_problem, grouped, merges_in_driver
 from asaql.spark.sources.partition_scan import partition_columns
 
 _SCALARS = {"boolean": T.BooleanType(), "long": T.LongType(), "double": T.DoubleType(),
@@ -52,6 +52,34 @@ def inferred_in_one_pass(spark: SparkSession, files: list[Path], partitions: boo
         if partitions else None
     return (schema, lambda path: _mixed_inside(_kind_at(kind, path)),
             None if firsts is None else tuple((str(p), first) for p, first in firsts))
+
+
+# How much of each file the sample reads (its whole lines): 20 files give ~1 MB, a few ms
+SAMPLE_BYTES_PER_FILE = 48 << 10
+# The flat types JsonRecord's loop reads (FlatRecord.scala): a sample's schema of these only
+_FLAT = (T.StringType, T.LongType, T.DoubleType, T.BooleanType)
+
+
+def inferred_from_sample(spark: SparkSession, files: list[Path]
+                         ) -> tuple[T.StructType, str] | None:
+    """(the schema Spark's inference gives over the first lines of each file, the sample's
+    record type as JSON for the pass to check every event against: JsonRecord's `fits`), in
+    the driver's JVM without a job; or None where the pass could not vouch for it: a line that
+    is not the plain case, a field of mixed types, a schema that is not flat (at most 64
+    fields of text, numbers and bits, no two names equal but for case), no engine."""
+    if not merges_in_driver(spark):
+        return None
+    found = json.loads(spark._jvm.asaql.engine.InferJson.sample(
+        [str(f) for f in files], SAMPLE_BYTES_PER_FILE, MAX_DEPTH))
+    if "declined" in found or found["kind"]["t"] != "record":
+        return None
+    kind = found["kind"]
+    schema = _spark_type(kind)
+    if not isinstance(schema, T.StructType) or not schema.fields or len(schema.fields) > 64 \
+            or _mixed_inside(kind) or len({f.name.lower() for f in schema.fields}) != len(
+                schema.fields) or not all(isinstance(f.dataType, _FLAT) for f in schema.fields):
+        return None
+    return schema, json.dumps(kind)
 
 
 def _spark_type(kind: dict) -> T.DataType | None:

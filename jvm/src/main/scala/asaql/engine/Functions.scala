@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "14"
+  val Version = "15"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -101,13 +101,13 @@ object Functions {
   private lazy val RecordTextClass = Class.forName("asaql.engine.RecordText")
   private lazy val ExactSumValueClass = Class.forName("asaql.engine.ExactSumValue")
 
-  /** asaql_json_record(text, schema_json, options_json, max_depth) */
+  /** asaql_json_record(text, schema_json, options_json, max_depth[, sample_kind_json]) */
   private def jsonRecord(args: Seq[Expression]): Expression = {
-    require(args.length == 4, s"${JsonRecord.Name} takes 4 arguments")
+    require(args.length == 4 || args.length == 5, s"${JsonRecord.Name} takes 4 or 5 arguments")
     val schema = DataType.fromJson(literal(args(1))).asInstanceOf[StructType]
     val options = jsonMap(literal(args(2)))
     JsonRecord(args.head, schema, options, SQLConf.get.sessionLocalTimeZone,
-      literal(args(3)).toInt)
+      literal(args(3)).toInt, if (args.length == 5) literal(args(4)) else "")
   }
 
   private def literal(argument: Expression): String = {

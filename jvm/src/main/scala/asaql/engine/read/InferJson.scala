@@ -70,6 +70,40 @@ object Kind {
     (merged ++= x.drop(i) ++= y.drop(j)).result()
   }
 
+  /** A scalar token's kind (the parser on it). */
+  def scalar(parser: JsonParser): Kind = parser.currentToken() match {
+    case JsonToken.VALUE_STRING => if (parser.getTextLength < 1) Null else Text
+    case JsonToken.VALUE_NUMBER_INT => parser.getNumberType match {
+      case JsonParser.NumberType.INT | JsonParser.NumberType.LONG => Long
+      case _ =>
+        val value = parser.getDecimalValue
+        val precision = math.max(value.precision(), value.scale())
+        if (precision <= MaxPrecision) Dec(precision, value.scale()) else Double
+    }
+    case JsonToken.VALUE_NUMBER_FLOAT => Double
+    case JsonToken.VALUE_TRUE | JsonToken.VALUE_FALSE => Bool
+    case JsonToken.VALUE_NULL => Null
+    case other => throw InferJson.Decline(s"an unexpected $other")
+  }
+
+  /** The kind `json` wrote. */
+  def fromJson(node: com.fasterxml.jackson.databind.JsonNode): Kind =
+    node.get("t").asText() match {
+      case "record" =>
+        val fields = Vector.newBuilder[(String, Kind)]
+        node.get("f").elements().forEachRemaining(pair =>
+          fields += pair.get(0).asText() -> fromJson(pair.get(1)))
+        Record(fields.result())
+      case "array" => Items(fromJson(node.get("e")))
+      case "decimal" => Dec(node.get("p").asInt(), node.get("s").asInt())
+      case "null" => Null
+      case "boolean" => Bool
+      case "long" => Long
+      case "double" => Double
+      case "text" => Text
+      case _ => Mixed
+    }
+
   def write(kind: Kind, out: DataOutputStream): Unit = kind match {
     case Dec(p, s) => out.writeByte('d'); out.writeInt(p); out.writeInt(s)
     case Record(fields) =>
@@ -148,6 +182,8 @@ case class InferJson(child: Expression, maxDepth: Int,
   @transient private lazy val factory: JsonFactory =
     JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory())
 
+  @transient private lazy val cover = new KindCover(factory, maxDepth)
+
   override def createAggregationBuffer(): InferBuffer = new InferBuffer(Kind.Null, null)
 
   override def update(buffer: InferBuffer, input: InternalRow): InferBuffer = {
@@ -161,7 +197,12 @@ case class InferJson(child: Expression, maxDepth: Int,
         (array, (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt)
       case _ => (text.getBytes, 0)
     }
-    val size = text.numBytes
+    add(buffer, bytes, offset, text.numBytes)
+  }
+
+  /** `buffer` with the line at `offset` (`size` bytes) merged in. */
+  def add(buffer: InferBuffer, bytes: Array[Byte], offset: Int, size: Int): InferBuffer = {
+    if (buffer.declined != null) return buffer
     var start = 0
     while (start < size && " \t\r\n".indexOf(bytes(offset + start).toInt) >= 0) start += 1
     if (start == size) return buffer
@@ -170,7 +211,7 @@ case class InferJson(child: Expression, maxDepth: Int,
       return buffer
     }
     buffer.kind match {  // the common line adds nothing to what the lines before gave
-      case merged: Kind.Record if addsNothing(merged, bytes, offset, size) => return buffer
+      case merged: Kind.Record if cover.covers(merged, bytes, offset, size) => return buffer
       case _ =>
     }
     try {
@@ -184,67 +225,6 @@ case class InferJson(child: Expression, maxDepth: Int,
     }
     buffer
   }
-
-  // The merged records' fields by name, per record (they change only when a line adds to
-  // them), and whether a top-level one has two names that differ only in case.
-  @transient private lazy val lookups =
-    new java.util.IdentityHashMap[Kind.Record, java.util.HashMap[String, Integer]]()
-  @transient private lazy val caseTwins = new java.util.IdentityHashMap[Kind.Record, java.lang.Boolean]()
-
-  /** Whether the line is one record whose every value `merged` already covers (merging it
-    * would give `merged` again), read without building its type: no names sorted, no set of
-    * them, no case folded. Anything else (a new field or type, a key twice, text after the
-    * record, a value under a mixed field that is not a scalar, bad JSON) says no, and the
-    * full reading below decides, so this never changes a result. */
-  private def addsNothing(merged: Kind.Record, bytes: Array[Byte], offset: Int,
-                           size: Int): Boolean = {
-    if (caseTwins.computeIfAbsent(merged, r => java.lang.Boolean.valueOf(
-        r.fields.map(_._1.toLowerCase(java.util.Locale.ROOT)).distinct.length != r.fields.length))
-        .booleanValue()) return false
-    val parser = factory.createParser(bytes, offset, size)
-    try {
-      parser.nextToken() == JsonToken.START_OBJECT && recordCovered(merged, parser, 1) &&
-        parser.nextToken() == null
-    } catch {
-      case _: java.io.IOException | _: InferJson.Decline => false
-    } finally parser.close()
-  }
-
-  private def recordCovered(merged: Kind.Record, parser: JsonParser, depth: Int): Boolean = {
-    if (depth > maxDepth || merged.fields.length > 64) return false
-    if (lookups.size > 4096) { lookups.clear(); caseTwins.clear() }
-    val byName = lookups.computeIfAbsent(merged, r => {
-      val names = new java.util.HashMap[String, Integer]()
-      r.fields.zipWithIndex.foreach { case ((name, _), i) => names.put(name, i) }
-      names
-    })
-    var seen = 0L
-    while (parser.nextToken() == JsonToken.FIELD_NAME) {
-      val at = byName.get(parser.getCurrentName)
-      if (at == null || (seen & (1L << at)) != 0) return false
-      seen |= 1L << at
-      parser.nextToken()
-      if (!valueCovered(merged.fields(at)._2, parser, depth)) return false
-    }
-    true
-  }
-
-  private def valueCovered(merged: Kind, parser: JsonParser, depth: Int): Boolean =
-    parser.currentToken() match {
-      case JsonToken.START_OBJECT => merged match {
-        case record: Kind.Record => recordCovered(record, parser, depth + 1)
-        case _ => false
-      }
-      case JsonToken.START_ARRAY => merged match {
-        case Kind.Items(element) if depth + 1 <= maxDepth =>
-          while (parser.nextToken() != JsonToken.END_ARRAY) {
-            if (!valueCovered(element, parser, depth + 1)) return false
-          }
-          true
-        case _ => false
-      }
-      case _ => Kind.merge(merged, valueOf(parser, depth)) == merged
-    }
 
   /** The record's kind, or null when text follows it. */
   private def parsed(parser: JsonParser): Kind = try {
@@ -278,18 +258,7 @@ case class InferJson(child: Expression, maxDepth: Int,
         element = Kind.merge(element, valueOf(parser, depth + 1))
       }
       Kind.Items(element)
-    case JsonToken.VALUE_STRING => if (parser.getTextLength < 1) Kind.Null else Kind.Text
-    case JsonToken.VALUE_NUMBER_INT => parser.getNumberType match {
-      case JsonParser.NumberType.INT | JsonParser.NumberType.LONG => Kind.Long
-      case _ =>
-        val value = parser.getDecimalValue
-        val precision = math.max(value.precision(), value.scale())
-        if (precision <= 38) Kind.Dec(precision, value.scale()) else Kind.Double
-    }
-    case JsonToken.VALUE_NUMBER_FLOAT => Kind.Double
-    case JsonToken.VALUE_TRUE | JsonToken.VALUE_FALSE => Kind.Bool
-    case JsonToken.VALUE_NULL => Kind.Null
-    case other => throw InferJson.Decline(s"an unexpected $other")
+    case _ => Kind.scalar(parser)
   }
 
   override def merge(buffer: InferBuffer, input: InferBuffer): InferBuffer = {
@@ -336,5 +305,31 @@ case class InferJson(child: Expression, maxDepth: Int,
 
 object InferJson {
   val Name = "asaql_infer_json"
+
+  /** The aggregate's answer over a sample of local files, in the driver: the whole lines of
+    * each file's first `bytesPerFile` bytes. A file that starts with a byte-order mark
+    * declines (Spark's text source keeps it in the first line, which InferJson declines). */
+  def sample(paths: java.util.List[String], bytesPerFile: Int, maxDepth: Int): String = {
+    val infer = InferJson(org.apache.spark.sql.catalyst.expressions.Literal(""), maxDepth)
+    val buffer = infer.createAggregationBuffer()
+    paths.forEach { path =>
+      val in = new java.io.FileInputStream(path)
+      val head = try in.readNBytes(bytesPerFile) finally in.close()
+      val whole = head.length < bytesPerFile  // the file ended within the sample
+      if (head.length >= 3 && (head(0) & 0xff) == 0xef && (head(1) & 0xff) == 0xbb &&
+          (head(2) & 0xff) == 0xbf) buffer.declined = "a byte-order mark"
+      var start = 0
+      var at = 0
+      while (at < head.length) {
+        if (head(at) == '\n') {
+          infer.add(buffer, head, start, at - start)
+          start = at + 1
+        }
+        at += 1
+      }
+      if (whole && start < head.length) infer.add(buffer, head, start, head.length - start)
+    }
+    infer.eval(buffer).toString
+  }
   final case class Decline(reason: String) extends Exception(reason, null, false, false)
 }

@@ -18,19 +18,27 @@ import org.apache.spark.unsafe.types.UTF8String
   * record checks (asaql/spark/sources/records.py) can find a reason: the text starts with '{' and ends
   * with '}', holds no U+FFFD, parsed without error, nests at most `maxDepth` levels and has no
   * top-level key twice. A record that is not clean is not necessarily malformed: the exact
-  * checks then decide, so a doubt never changes a result, it only costs their time. */
+  * checks then decide, so a doubt never changes a result, it only costs their time.
+  *
+  * With `sample` (the record type InferJson found in a sample of the input, as JSON), a third
+  * field, `fits`: whether the record adds nothing to that type (merging its own would give it
+  * again), so that Spark's inference over every record would have given the sample's schema.
+  * A record read by the flat loop fits (its every key is a field, its every value of the
+  * field's type); any other is read once more for it (KindCover). */
 case class JsonRecord(
     child: Expression,
     schema: StructType,
     options: Map[String, String],
     timeZoneId: String,
-    maxDepth: Int) extends OwnMethodCode {
+    maxDepth: Int,
+    sample: String = "") extends OwnMethodCode {
 
   private val corruptName = options.getOrElse("columnNameOfCorruptRecord", "_corrupt_record")
 
   override def dataType: DataType = StructType(Seq(
     StructField("record", JsonRecord.nullable(schema), nullable = true),
-    StructField("clean", BooleanType, nullable = false)))
+    StructField("clean", BooleanType, nullable = false)) ++
+    (if (sample.isEmpty) Nil else Seq(StructField("fits", BooleanType, nullable = false))))
 
   override def nullable: Boolean = true
 
@@ -69,6 +77,23 @@ case class JsonRecord(
 
   @transient private var watcher: RecordWatcher = _
 
+  @transient private lazy val sampled: Kind.Record =
+    if (sample.isEmpty) null
+    else Kind.fromJson(new com.fasterxml.jackson.databind.ObjectMapper().readTree(sample)) match {
+      case record: Kind.Record => record
+      case _ => Kind.Record(Vector.empty)
+    }
+  @transient private lazy val cover = new KindCover(
+    JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory()),
+    maxDepth)
+
+  /** Whether the record adds nothing to the sample's type: a blank text does not. */
+  private def fits(text: UTF8String): Boolean = {
+    val bytes = text.getBytes
+    bytes.forall(b => b == ' ' || b == '\t' || b == '\r' || b == '\n') ||
+      cover.covers(sampled, bytes, 0, bytes.length)
+  }
+
   override protected def ownMethod: String = "parse"
   override protected def evaluated(value: Any): Any = parse(value.asInstanceOf[UTF8String])
 
@@ -77,13 +102,15 @@ case class JsonRecord(
     val ascii = JsonRecord.isAscii(text)
     if (ascii && flat != null) {
       val row = flat.parse(text)
-      if (row != null) return InternalRow(row, true)
+      if (row != null) {
+        return if (sampled == null) InternalRow(row, true) else InternalRow(row, true, true)
+      }
     }
     val record = (if (ascii) byteParser else readerParser).parse(text)
     val clean = record != null && record.isNullAt(corruptIndex) && watcher != null &&
       watcher.deepest <= maxDepth && watcher.keysDistinct &&
       JsonRecord.plainObjectText(text, ascii)
-    InternalRow(record, clean)
+    if (sampled == null) InternalRow(record, clean) else InternalRow(record, clean, fits(text))
   }
 
   override protected def withNewChildInternal(newChild: Expression): JsonRecord =
