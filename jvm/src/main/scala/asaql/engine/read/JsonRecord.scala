@@ -87,11 +87,13 @@ case class JsonRecord(
     JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory()),
     maxDepth)
 
-  /** Whether the record adds nothing to the sample's type: a blank text does not. */
+  /** Whether the record adds nothing to the sample's type: a blank text does not, nor JSON
+    * that breaks off inside its object (Spark's inference takes nothing from it). */
   private def fits(text: UTF8String): Boolean = {
     val bytes = text.getBytes
     bytes.forall(b => b == ' ' || b == '\t' || b == '\r' || b == '\n') ||
-      cover.covers(sampled, bytes, 0, bytes.length)
+      cover.covers(sampled, bytes, 0, bytes.length) ||
+      cover.brokenObject(bytes, 0, bytes.length)
   }
 
   override protected def ownMethod: String = "parse"

@@ -28,6 +28,18 @@ final class KindCover(factory: JsonFactory, maxDepth: Int) {
     } finally parser.close()
   }
 
+  /** Whether the line's JSON breaks off before its first value, or inside it when it is an
+    * object: Spark's inference then takes nothing from the line but its corrupt-record
+    * column (JsonInferSchema, PERMISSIVE), whatever the line holds. */
+  def brokenObject(bytes: Array[Byte], offset: Int, size: Int): Boolean = {
+    val parser = factory.createParser(bytes, offset, size)
+    try {
+      parser.nextToken() == JsonToken.START_OBJECT && { parser.skipChildren(); false }
+    } catch {
+      case _: java.io.IOException => true
+    } finally parser.close()
+  }
+
   private def recordCovered(merged: Kind.Record, parser: JsonParser, depth: Int): Boolean = {
     if (depth > maxDepth || merged.fields.length > 64) return false
     if (lookups.size > 4096) { lookups.clear(); caseTwins.clear() }
