@@ -292,18 +292,14 @@ def _start(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     return start_stream(query), tickers
 
 
-def _native_folder(folder: str, options, again: bool = False) -> str | None:
+def _native_folder(folder: str, options) -> str | None:
     """Where the native step keeps its state, or None for the general step. The path is fixed
     at a checkpoint's first run: a resumed run takes the native step only if its state is
-    there (an older checkpoint holds the general step's state in Spark's state store).
-    `again`: the run's second attempt (a sample's schema missed an event), whose first left
-    the state of a micro-batch it did not commit, which the second does not read."""
+    there (an older checkpoint holds the general step's state in Spark's state store)."""
     native = os.path.join(folder, "native")
     if getattr(options, "step", "native") == "general":
         return None
     fresh = not has_committed(folder)
-    if again and fresh:
-        shutil.rmtree(native, ignore_errors=True)
     return native if fresh or os.path.isdir(native) else None
 
 
@@ -320,6 +316,9 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
     alias → the record type its schema's sample gave (sampled_schema.py). `again`: the run's
     second attempt, whose input's end the first wrote."""
     folder = os.path.join(checkpoint, f"source-{index}")
+    if again and not has_committed(folder):  # the first attempt's uncommitted micro-batch:
+        for kept in ("native", "state"):  # its steps' state, of another schema, goes
+            shutil.rmtree(os.path.join(folder, kept), ignore_errors=True)
     declared = file_formats(options)
     formats = tuple(declared.get(alias) for alias in group_inputs(group))
     jvm = getattr(options, "engine", DEFAULT_ENGINE) == "jvm" and engine_problem(spark) is None
@@ -348,7 +347,7 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             if alias in partitions_wanted(group) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
-                              native_folder=_native_folder(folder, options, again),
+                              native_folder=_native_folder(folder, options),
                               fmt=formats[0],
                               jvm=jvm, typed=_typed_outputs(options), sample=samples.get(alias))
     for write, lines in lowered.outputs:  # what a stage's reader will read

@@ -73,14 +73,15 @@ def _input(folder: Path, events: list[list[str]], beyond) -> Path:
     return folder
 
 
-def _run(tmp_path: Path, name: str, query: str, folder: Path) -> dict[str, bytes]:
+def _run(tmp_path: Path, name: str, query: str, folder: Path, step: str = "native"
+         ) -> dict[str, bytes]:
     out = tmp_path / name
     out.mkdir()
     (out / "query.sql").write_text(query + "\n")
     result = CliRunner().invoke(cli, [
         "run", str(out / "query.sql"), "--input", f"input={folder}", "--late", "5s",
         "--ooo", "2s", "--on-data-error", "drop", "--output", f"out={out / 'out.jsonl'}",
-        "--errors", str(out / "errors.jsonl")])
+        "--errors", str(out / "errors.jsonl"), "--step", step])
     assert result.exit_code == 0, result.stderr + result.output
     summary = [line.replace(str(out), "OUT") for line in result.stderr.splitlines()
                if "events read" in line]
@@ -109,3 +110,14 @@ def test_a_sampled_schema_gives_the_rows_of_every_lines_schema(spark, tmp_path, 
     assert sampled["out"]
     if beyond == "a_new_field" and query == "passthrough":
         assert b'"extra":"new"' in sampled["out"]
+
+
+@pytest.mark.parametrize("beyond", ["a_new_field", "text_for_a_number"])
+def test_the_general_step_after_a_missed_sample_gives_the_native_steps_rows(spark, tmp_path,
+                                                                            events, beyond):
+    """The general step keeps its windows in Spark's state store: after a missed sample the
+    second attempt starts without the first's (never committed) and gives the native step's
+    rows over every line's schema."""
+    folder = _input(tmp_path / "input", events, BEYOND[beyond])
+    sampled = _run(tmp_path, "sampled", QUERIES["windows"], folder, "general")
+    assert sampled == _run(tmp_path, "native", QUERIES["windows"], folder)

@@ -217,10 +217,8 @@ class BatchWriter:
                     or observation.get.get("failed") \
                     or (self.count_input and observation.get.get("malformed")):
                 gathered = self._gather(observed, collects)
-            if gathered is not None and missed(json.loads(row[JSON_COLUMN])[C.ERROR]
-                                               for row in gathered if row[DESTINATION] == -1):
-                raise SampleMissed(f"micro-batch {batch_id}: the run starts again with the "
-                                   "schema of every line")
+            if gathered is not None:
+                _check_sample(gathered, batch_id)
             if self.stop_on_data_error and gathered is not None:
                 self._stop_at_data_error(gathered, batch_id)
             if settle is not None:
@@ -246,6 +244,7 @@ class BatchWriter:
                                                          in flags.items()]).collect():
                 gathered.extend(entry for entry in row["e"] or () if entry is not None)
                 seen = {name: count + row[name] for name, count in seen.items()}
+        _check_sample(gathered, batch_id)
         if self.stop_on_data_error:
             self._stop_at_data_error(gathered, batch_id)
         self._publish(batch_id, {**counts, **seen}, {}, gathered)
@@ -394,6 +393,15 @@ class BatchWriter:
             clock = seen.get("clock")
             if clock is not None and clock > self.clock_us.get("seen", -1):
                 self.clock_us.update(seen=clock, at=time.monotonic())
+
+
+def _check_sample(gathered: list, batch_id: int) -> None:
+    """Raises SampleMissed when a set-aside record among `gathered` is an event beyond the
+    schema's sample (sampled_schema.py): before anything of the micro-batch is published."""
+    if missed(json.loads(row[JSON_COLUMN])[C.ERROR] for row in gathered
+              if row[DESTINATION] == -1):
+        raise SampleMissed(f"micro-batch {batch_id}: the run starts again with the schema of "
+                           "every line")
 
 
 # A micro-batch of at most this many input events writes its file outputs from the driver
