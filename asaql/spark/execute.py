@@ -169,7 +169,7 @@ def _execute(compiled, options, checkpoint: str, spark, sampling: bool,
             # --follow: a changed reference file restarts the queries from their checkpoint
             # with the new table (between micro-batches: nothing is lost or written twice).
             if not options.follow or not wait_for(queries, True, options.references, versions,
-                                               [*relays, *watchers]):
+                                                  [*relays, *watchers]):
                 break
             tickers.clear()
             relays.clear()
