@@ -310,7 +310,7 @@ def query_label(group, index: int) -> str:
 
 def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, schemas: dict,
            buckets: int, references: dict, counting: tuple[bool, ...], found: dict,
-           samples: dict, again: bool = False):
+           samples: dict | None = None, again: bool = False):
     """The group's streaming DataFrame and outputs; → (LoweredGroup, its control folders).
     `found`: input alias → its partitions where the schema's job found them; `samples`: input
     alias → the record type its schema's sample gave (sampled_schema.py). `again`: the run's
@@ -347,9 +347,9 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             if alias in partitions_wanted(group) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,
-                              native_folder=_native_folder(folder, options),
-                              fmt=formats[0],
-                              jvm=jvm, typed=_typed_outputs(options), sample=samples.get(alias))
+                              native_folder=_native_folder(folder, options), fmt=formats[0],
+                              jvm=jvm, typed=_typed_outputs(options),
+                              sample=(samples or {}).get(alias))
     for write, lines in lowered.outputs:  # what a stage's reader will read
         if is_stage(write.output):
             schemas[write.output] = T.StructType(lines.fields)
