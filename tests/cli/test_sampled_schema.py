@@ -1,10 +1,10 @@
-"""A large input's schema from a sample of its files' first lines (sampled_schema.py): each
-event is checked against it on the run's one micro-batch, and an event beyond it (a new field,
-a new type, a field the sample only saw NULL in, an array of events) makes the run start again with the
-schema of every line, before anything is published; a line whose JSON breaks off does not (it
-gives Spark's inference nothing). Through the real
-`asaql run` on the shared session, each run's files (outputs, errors) are compared with a run
-that infers the schema over every line, and the number of attempts is counted."""
+"""A large input's schema from a sample of its files' first and last lines (sampled_schema.py):
+each event is checked against it on the run's one micro-batch, and an event beyond it (a new
+field, a new type, a field the sample only saw NULL in, an array of events) makes the run start
+again with the schema of every line, before anything is published; a line whose JSON breaks
+off does not (it gives Spark's inference nothing). Through the real `asaql run` on the shared
+session, each run's files (outputs, errors) are compared with a run that infers the schema over
+every line, and the number of attempts is counted."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ QUERIES = {
                "System.Timestamp() AS windowEnd INTO out FROM input TIMESTAMP BY EventTime "
                "OVER deviceId GROUP BY deviceId, TumblingWindow(second, 10)",
 }
-# each appended at the end of the second file, beyond the sample (48 KB of each file)
+# each put in the middle of the second file, beyond the sample (48 KB of each file's start
+# and end)
 BEYOND = {
     "nothing": None,
     "a_new_field": {"extra": "new"},
@@ -61,14 +62,17 @@ def events(tmp_path_factory) -> list[list[str]]:
 
 def _input(folder: Path, events: list[list[str]], beyond) -> Path:
     folder.mkdir()
-    last = json.loads(events[1][-1])
+    last = json.loads(events[1][len(events[1]) // 2])
     extra = []
     if isinstance(beyond, dict):
         extra = [json.dumps({**last, "temperature": 30.5, **beyond})]
     elif beyond is not None:
         extra = [beyond.replace("{a}", json.dumps(last))]
     for number, lines in enumerate(events):
-        text = "\n".join(lines + (extra if number == 1 else [])) + "\n"
+        middle = len(lines) // 2
+        if number == 1:
+            lines = lines[:middle] + extra + lines[middle:]
+        text = "\n".join(lines) + "\n"
         (folder / f"part-{number}.jsonl").write_text(text, encoding="utf-8")
     return folder
 
@@ -121,3 +125,22 @@ def test_the_general_step_after_a_missed_sample_gives_the_native_steps_rows(spar
     folder = _input(tmp_path / "input", events, BEYOND[beyond])
     sampled = _run(tmp_path, "sampled", QUERIES["windows"], folder, "general")
     assert sampled == _run(tmp_path, "native", QUERIES["windows"], folder)
+
+
+def test_a_field_of_the_files_last_lines_is_in_the_sample(spark, tmp_path, monkeypatch, events):
+    """The sample reads each file's end too (a file's newest fields): a field only the last
+    event has is in the sample's schema, and the run takes one attempt."""
+    folder = tmp_path / "input"
+    folder.mkdir()
+    newest = json.dumps({**json.loads(events[1][-1]), "temperature": 30.5, "extra": "new"})
+    (folder / "part-0.jsonl").write_text("\n".join(events[0]) + "\n", encoding="utf-8")
+    (folder / "part-1.jsonl").write_text("\n".join(events[1] + [newest]) + "\n",
+                                         encoding="utf-8")
+    attempts = []
+    real_execute = execute._execute
+    monkeypatch.setattr(execute, "_execute", lambda *a, **k: attempts.append(k)
+                        or real_execute(*a, **k))
+    sampled = _run(tmp_path, "sampled", QUERIES["passthrough"], folder)
+    assert len(attempts) == 1 and b'"extra":"new"' in sampled["out"]
+    monkeypatch.setattr(io, "inferred_from_sample", lambda *a: None)
+    assert sampled == _run(tmp_path, "every_line", QUERIES["passthrough"], folder)

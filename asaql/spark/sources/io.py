@@ -76,7 +76,7 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
     `partitions`: a statement waits for the input's partitions (the schema's job then finds
     them, when it is one job over the lines). `sample`: the run's one micro-batch checks every
     event against a sample's schema (execute.py), so a large JSON-lines input that fits in
-    one micro-batch takes the schema of its files' first lines, without a job."""
+    one micro-batch takes the schema of its files' first and last lines, without a job."""
     if isinstance(path, KafkaRead):
         return InputSurvey(with_metadata(_infer_from_texts(spark, topic_sample(path), str(path))))
     files = input_files(path)

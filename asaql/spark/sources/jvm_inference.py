@@ -54,7 +54,8 @@ def inferred_in_one_pass(spark: SparkSession, files: list[Path], partitions: boo
             None if firsts is None else tuple((str(p), first) for p, first in firsts))
 
 
-# How much of each file the sample reads (its whole lines): 20 files give ~1 MB, a few ms
+# How much of each file's start and end the sample reads (their whole lines): 20 files give
+# ~2 MB, a few ms warm
 SAMPLE_BYTES_PER_FILE = 48 << 10
 # The flat types JsonRecord's loop reads (FlatRecord.scala): a sample's schema of these only
 _FLAT = (T.StringType, T.LongType, T.DoubleType, T.BooleanType)
@@ -62,9 +63,9 @@ _FLAT = (T.StringType, T.LongType, T.DoubleType, T.BooleanType)
 
 def inferred_from_sample(spark: SparkSession, files: list[Path]
                          ) -> tuple[T.StructType, str] | None:
-    """(the schema Spark's inference gives over the first lines of each file, the sample's
-    record type as JSON for the pass to check every event against: JsonRecord's `fits`), in
-    the driver's JVM without a job; or None where the pass could not vouch for it: a line that
+    """(the schema Spark's inference gives over the first and last lines of each file, the
+    sample's record type as JSON for the pass to check every event against: JsonRecord's
+    `fits`), in the driver's JVM without a job; or None where the pass could not vouch for it: a line that
     is not the plain case, a field of mixed types, a schema that is not flat (at most 64
     fields of text, numbers and bits, no two names equal but for case), no engine."""
     if not merges_in_driver(spark):

@@ -307,29 +307,52 @@ object InferJson {
   val Name = "asaql_infer_json"
 
   /** The aggregate's answer over a sample of local files, in the driver: the whole lines of
-    * each file's first `bytesPerFile` bytes. A file that starts with a byte-order mark
-    * declines (Spark's text source keeps it in the first line, which InferJson declines). */
+    * each file's first `bytesPerFile` bytes and of its last (a file's fields change over its
+    * time: the last lines have the newest), or of the whole file when it is at most twice
+    * that. A file that starts with a byte-order mark declines (Spark's text source keeps it
+    * in the first line, which InferJson declines). */
   def sample(paths: java.util.List[String], bytesPerFile: Int, maxDepth: Int): String = {
     val infer = InferJson(org.apache.spark.sql.catalyst.expressions.Literal(""), maxDepth)
     val buffer = infer.createAggregationBuffer()
     paths.forEach { path =>
-      val in = new java.io.FileInputStream(path)
-      val head = try in.readNBytes(bytesPerFile) finally in.close()
-      val whole = head.length < bytesPerFile  // the file ended within the sample
-      if (head.length >= 3 && (head(0) & 0xff) == 0xef && (head(1) & 0xff) == 0xbb &&
-          (head(2) & 0xff) == 0xbf) buffer.declined = "a byte-order mark"
-      var start = 0
-      var at = 0
-      while (at < head.length) {
-        if (head(at) == '\n') {
-          infer.add(buffer, head, start, at - start)
-          start = at + 1
+      val file = new java.io.RandomAccessFile(path, "r")
+      try {
+        val size = file.length()
+        val whole = size <= 2L * bytesPerFile
+        val head = new Array[Byte](if (whole) size.toInt else bytesPerFile)
+        file.readFully(head)
+        if (head.length >= 3 && (head(0) & 0xff) == 0xef && (head(1) & 0xff) == 0xbb &&
+            (head(2) & 0xff) == 0xbf) buffer.declined = "a byte-order mark"
+        addLines(infer, buffer, head, first = true, last = whole)
+        if (!whole) {
+          val tail = new Array[Byte](bytesPerFile)
+          file.seek(size - bytesPerFile)
+          file.readFully(tail)
+          addLines(infer, buffer, tail, first = false, last = true)
         }
-        at += 1
-      }
-      if (whole && start < head.length) infer.add(buffer, head, start, head.length - start)
+      } finally file.close()
     }
     infer.eval(buffer).toString
   }
+
+  /** The whole lines of `bytes`: the first only when it starts the file, the last only when
+    * it ends it. */
+  private def addLines(infer: InferJson, buffer: InferBuffer, bytes: Array[Byte],
+                       first: Boolean, last: Boolean): Unit = {
+    var start = -1
+    if (first) start = 0
+    var at = 0
+    while (at < bytes.length) {
+      if (bytes(at) == '\n') {
+        if (start >= 0) infer.add(buffer, bytes, start, at - start)
+        start = at + 1
+      }
+      at += 1
+    }
+    if (last && start >= 0 && start < bytes.length) {
+      infer.add(buffer, bytes, start, bytes.length - start)
+    }
+  }
+
   final case class Decline(reason: String) extends Exception(reason, null, false, false)
 }
