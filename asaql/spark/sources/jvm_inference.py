@@ -65,9 +65,10 @@ def inferred_from_sample(spark: SparkSession, files: list[Path]
                          ) -> tuple[T.StructType, str] | None:
     """(the schema Spark's inference gives over the first and last lines of each file, the
     sample's record type as JSON for the pass to check every event against: JsonRecord's
-    `fits`), in the driver's JVM without a job; or None where the pass could not vouch for it: a line that
-    is not the plain case, a field of mixed types, a schema that is not flat (at most 64
-    fields of text, numbers and bits, no two names equal but for case), no engine."""
+    `fits`), in the driver's JVM without a job; or None where the pass could not vouch for
+    it: a line that is not the plain case, a field of mixed types, a schema that is not flat
+    as FlatRecord.of takes it (at most 64 fields of text, numbers and bits, no two names equal
+    but for case: else every event would be read twice), no engine."""
     if not merges_in_driver(spark):
         return None
     found = json.loads(spark._jvm.asaql.engine.InferJson.sample(

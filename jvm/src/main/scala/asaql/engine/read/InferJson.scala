@@ -179,8 +179,7 @@ case class InferJson(child: Expression, maxDepth: Int,
   override def nullable: Boolean = false
   override def prettyName: String = InferJson.Name
 
-  @transient private lazy val factory: JsonFactory =
-    JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory())
+  @transient private lazy val factory: JsonFactory = InferJson.factory()
 
   @transient private lazy val cover = new KindCover(factory, maxDepth)
 
@@ -305,6 +304,11 @@ case class InferJson(child: Expression, maxDepth: Int,
 
 object InferJson {
   val Name = "asaql_infer_json"
+
+  /** The factory of Spark's inference (its options' defaults), bytes read as UTF-8: the one
+    * the inference reads lines with, and so the one a check against its result must use. */
+  def factory(): JsonFactory =
+    JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory())
 
   /** The aggregate's answer over a sample of local files, in the driver: the whole lines of
     * each file's first `bytesPerFile` bytes and of its last (a file's fields change over its

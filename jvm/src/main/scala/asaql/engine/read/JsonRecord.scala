@@ -83,9 +83,7 @@ case class JsonRecord(
       case record: Kind.Record => record
       case _ => Kind.Record(Vector.empty)
     }
-  @transient private lazy val cover = new KindCover(
-    JsonRecord.utf8Only(new JSONOptions(Map.empty[String, String], "UTC").buildJsonFactory()),
-    maxDepth)
+  @transient private lazy val cover = new KindCover(InferJson.factory(), maxDepth)
 
   /** Whether the record adds nothing to the sample's type: a blank text does not, nor JSON
     * that breaks off inside its object (Spark's inference takes nothing from it). */
