@@ -28,6 +28,7 @@ from asaql.spark.sources.io import infer_payload_schema, survey_input
 from asaql.spark.jvm_functions import DEFAULT_ENGINE, engine_problem
 from asaql.spark.session.connect import batch_function, is_connect, server_path, start_stream
 from asaql.spark.sources.kafka_input import KafkaRead, commit_last_progress
+from asaql.spark.sources.ordered_files import write_groups
 from asaql.spark.metrics import RunMetrics
 from asaql.spark.operators.joins import JoinGroup
 from asaql.spark.progress import ProgressWatcher
@@ -65,6 +66,8 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     # an event beyond the sample's schema: nothing was published; again, every line's schema
     # (the input's end was written by the first attempt, which no micro-batch committed)
     return _execute(compiled, options, checkpoint, spark, sampling=False, again=True)
+READING_NOTE = ("the stream's micro-batches are its files, which the step reads itself, a run "
+                "of files per task in arrival order (its input, planned once):\n")
 
 
 def _sampled(compiled, options, fresh: bool, groups: list) -> bool:
@@ -392,6 +395,12 @@ def spark_plans(compiled, options, spark, schemas: dict | None = None,
                     lowered.stream.explain()
                 if lowered.batch_step is not None:
                     text.write(NATIVE_STEP_NOTE)
+                if lowered.batch_step is not None and lowered.batch_step.whole:
+                    text.write(READING_NOTE)
+                    os.makedirs(lowered.batch_step.folder, exist_ok=True)
+                    write_groups(lowered.batch_step.folder, [])  # planned: no file read yet
+                    with contextlib.redirect_stdout(text):
+                        lowered.batch_step.ordered.explain()
                 plans[query_label(group, index)] = text.getvalue()
     return plans
 

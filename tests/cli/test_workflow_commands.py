@@ -154,6 +154,9 @@ def test_explain_spark_adds_sparks_plan(spark):
     # the sample's step is native: Spark's streaming plan ends at its input, and says so
     assert "then, per micro-batch (foreachBatch), the native step" in result.stdout
     assert "FlatMapGroupsInPandasWithState" not in result.stdout
+    # the stream carries the files; the step's own reading of them is planned once
+    assert "the stream's micro-batches are its files" in result.stdout
+    assert "BatchScan asaql_ordered_files" in result.stdout
     assert "--spark reads the inputs' schemas" in invoke("explain", str(IOT / "query.sql"),
                                                         "--spark").output
 

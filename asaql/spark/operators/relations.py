@@ -9,9 +9,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -38,6 +36,7 @@ from asaql.spark.operators.native_step import NativeStep
 from asaql.spark.operators.outputs import OutputLines, event_lines, window_lines
 from asaql.spark.sources.declared_schema import declared_struct
 from asaql.spark.sources.ordered_files import GROUPS_FILE, ordered_files
+from asaql.spark.sources.io import whole_files
 from asaql.spark.sources.step_input import (
     apply_step, declared_of, ordered_reading, policy_settings, read_source, record_json,
     stamp_events,
@@ -127,14 +126,14 @@ class NativeBatch:
 
     step: NativeStep
     renames: dict
-    # → the step's input read by ordered_files.py (JSON-lines files), or None
-    reading: Callable[[], DataFrame] | None = None
+    # The step's input over the files ordered_files.py reads (its groups file names each
+    # micro-batch's), when the stream's micro-batches are the files themselves; else None.
+    ordered: DataFrame | None = None
 
-    @cached_property
-    def ordered(self) -> DataFrame | None:
-        """The step's input over runs of files, made once, when first wanted (a run of small
-        micro-batches never pays for its planning)."""
-        return None if self.reading is None else self.reading()
+    @property
+    def whole(self) -> bool:
+        """Whether the stream's micro-batches are whole files, which `ordered` reads."""
+        return self.ordered is not None
 
     def __call__(self, batch: DataFrame, batch_id: int, passes: int = 0,
                  groups: list | None = None) -> DataFrame | None:
@@ -182,7 +181,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                 buckets: int, references: dict | None = None, events: DataFrame | None = None,
                 typed: bool | frozenset = False, native_folder: str | None = None,
                 fmt: InputFormat | None = None, jvm: bool = False,
-                sample: str | None = None) -> LoweredGroup:
+                sample: str | None = None, by_files: bool = True) -> LoweredGroup:
     """`references`: the reference data tables by input name (lower case). `events`: the
     input's events already read (the embedding API), instead of reading `path`. `typed`: each
     output line is a struct of typed columns instead of its JSON text (the embedding API), or
@@ -190,9 +189,21 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     `native_folder`: where the native step keeps its state, when the step can take that path
     (native_step.py); otherwise the general step runs. `fmt`: the input's declared format
     (--input-format), else its files' extension. `jvm`: the JVM engine reads the records.
-    `sample`: the record type the schema's sample gave, each event checked against it."""
-    references = references or {}
-    if events is None:
+    `sample`: the record type the schema's sample gave, each event checked against it.
+    `by_files`: the native step may read the micro-batches' JSON-lines files itself (False:
+    the stream's events, when the native step turned out not to apply)."""
+    references, given_schema = references or {}, schema
+    whole = None  # the stream of whole files, when the step reads them itself (below)
+    if events is None and by_files and native_folder is not None and jvm and group.stateful \
+            and not group.held and ordered_reading(group.source, path, fmt) \
+            and general_step_reason(group.source, group.writes) is None:
+        # The step will read each micro-batch's files itself (ordered_files.py): the stream
+        # carries only the files, and the events are lowered once, over that reading.
+        whole = whole_files(spark, path, control, max_files_per_trigger)
+        events = read_source(spark, group.source, path, schema, control, None, fmt, jvm,
+                             files=ordered_files(spark, os.path.join(native_folder, GROUPS_FILE)),
+                             sample=sample)
+    elif events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger,
                              fmt, jvm, sample=sample)
     schema = declared_struct(schema, declared_of(group.source))
@@ -255,19 +266,16 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         raise ConfigurationError(
             f"this checkpoint's windows were kept by the native step, which cannot run them "
             f"now: {reason} (run it with the JVM engine, as it started)")
-    if native_folder is not None and step_input.isStreaming \
+    if whole is not None and reason is not None:  # the general step reads the stream's events
+        return lower_group(spark, group, path, given_schema, control, max_files_per_trigger,
+                           partitions, buckets, references, None, typed, native_folder, fmt,
+                           jvm, sample, by_files=False)
+    if whole is not None or native_folder is not None and step_input.isStreaming \
             and general_step_reason(source, group.writes) is None and reason is None:
-        reading = None  # → the step's input over the micro-batch's files in arrival order
-        if jvm and not group.held and ordered_reading(source, path, fmt):
-            def reading() -> DataFrame:  # made at the first micro-batch of several files
-                files = ordered_files(spark, os.path.join(native_folder, GROUPS_FILE))
-                return step_input_of(stamp_events(read_source(
-                    spark, source, path, schema, control, None, fmt, jvm, files=files,
-                    sample=sample),
-                    source, scope, jvm))
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,
-                                 reading)
+                                 None if whole is None else step_input)
+        step_input = step_input if whole is None else whole
         # the outputs are lowered over the step's output columns, which each batch will have
         stream = _named_back(spark.createDataFrame([], out_schema), renames)
     else:

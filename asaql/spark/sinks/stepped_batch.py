@@ -38,24 +38,39 @@ class SteppedBatch:
         self.checkpoint = checkpoint  # the query's: its file sources' logs name the files
 
     def __call__(self, batch, batch_id: int) -> None:
+        whole = self.step.whole  # the micro-batch is its files: the step reads them itself
         # the file source's log is read only for a step that may use it
-        entries = micro_batch_entries(self.checkpoint, batch_id) if self.step.fusable else None
+        entries = micro_batch_entries(self.checkpoint, batch_id) \
+            if self.step.fusable or whole else None
+        if whole and entries is None:
+            raise ConfigurationError(f"the file source's log in {self.checkpoint} does not "
+                                     f"name micro-batch {batch_id}'s files")
         files = None if entries is None else [path for path, _ in entries]
         data = [f for f in files or () if f"/{CONTROL_FOLDER}/" not in f]
+        sizes = _sizes(files)
+        size = math.inf if sizes is None else sum(sizes.values())
+
+        def read(warmup: bool):
+            """The micro-batch's rows: the stream's, or its files through the step's reading
+            (in runs of files, each after a warm-up file with `warmup`); → (rows, groups)."""
+            if not whole and not warmup:
+                return batch, None
+            groups = reading_groups(entries, _cores(batch.sparkSession),
+                                    sizes.get if sizes else (lambda _: 1), warmup)
+            write_groups(self.step.folder, groups)
+            return self.step.ordered, groups if warmup else None
+
         try:  # the step counts, in the driver, what the writer then need not observe
             stepped = None
-            sizes = _sizes(files)
-            size = math.inf if sizes is None else sum(sizes.values())
-            if len(data) > 1 and self.step.reading is not None and self.step.seeded \
+            if len(data) > 1 and whole and self.step.seeded \
                     and size > RUNS_FROM_BYTES:
                 # a run of files per task, in arrival order: one pass (ordered_files.py)
-                groups = reading_groups(entries, _cores(batch.sparkSession), sizes.get)
-                write_groups(self.step.folder, groups)
-                stepped = self.step(self.step.ordered, batch_id, passes=1, groups=groups)
+                rows, groups = read(warmup=True)
+                stepped = self.step(rows, batch_id, passes=1, groups=groups)
             elif len(data) <= 1 or not self.step.seeded:  # no seeds needed: any files
-                stepped = self.step(batch, batch_id, passes=1)
+                stepped = self.step(read(warmup=False)[0], batch_id, passes=1)
             if stepped is None:  # the one pass could not vouch for its windows' seeds
-                stepped = self.step(batch, batch_id, passes=2)
+                stepped = self.step(read(warmup=False)[0], batch_id, passes=2)
             if not self.step.fused:
                 self.writer(stepped, batch_id, counts=self.step.counts,
                             parts=self.step.local_parts)
@@ -64,7 +79,7 @@ class SteppedBatch:
             if not self.writer(stepped, batch_id, settle=self.step.settle, small=small):
                 # the one pass's seeds were not the micro-batch's: nothing was published
                 self.step.release()
-                self.writer(self.step(batch, batch_id, passes=2), batch_id,
+                self.writer(self.step(read(warmup=False)[0], batch_id, passes=2), batch_id,
                             settle=self.step.settle, small=small)
         finally:
             self.step.release()

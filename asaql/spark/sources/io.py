@@ -268,6 +268,17 @@ def read_events(
                                                max_files_per_trigger, _glob_escape), path)
         return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                               listed=listed)
+    if files is None:
+        files = whole_files(spark, path, control, max_files_per_trigger, batch)
+    lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
+    return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
+                          listed=listed, sample=sample if jvm else None)
+
+
+def whole_files(spark: SparkSession, path, control: str,
+                max_files_per_trigger: int | None = None, batch: bool = False) -> DataFrame:
+    """The JSON-lines files of the input and of its control folder, each whole (`value`,
+    `_metadata`), as a stream (`batch`: those there now)."""
     reader = (spark.read if batch else spark.readStream).format("text").option("wholetext", "true")
     if not batch:
         reader = reader.options(**trigger_limit(max_files_per_trigger))
@@ -276,11 +287,7 @@ def read_events(
     # One glob for both places, "/{input,control}": Hadoop expands braces across '/'.
     places = [input_place(p, path, _glob_escape),
               _glob_escape(str(Path(control).resolve())[1:])]
-    if files is None:
-        files = reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
-    lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
-    return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
-                          listed=listed, sample=sample if jvm else None)
+    return reader.option("pathGlobFilter", names).load("/{" + ",".join(places) + "}")
 
 
 def input_format(path: str, declared: InputFormat | None) -> InputFormat:

@@ -47,22 +47,22 @@ def not_warmup() -> Column:
 
 
 def reading_groups(entries: list[tuple[str, int]], tasks: int,
-                   size: Callable[[str], float]) -> list[list[dict]]:
+                   size: Callable[[str], float], warmup: bool = True) -> list[list[dict]]:
     """The micro-batch's files (path, modification time in ms, as the file source listed them)
     in runs of about equal `size` (of a path), at most `tasks`, in the order the source admits
-    them (time, then path); every run after the first starts with the file before it as a
-    warm-up."""
+    them (time, then path); with `warmup`, every run after the first starts with the file
+    before it as a warm-up."""
     ordered = sorted(entries, key=lambda entry: (entry[1], entry[0]))
     weights = [max(size(path), 1) for path, _ in ordered]
     runs = max(1, min(tasks, len(ordered)))
     # a warm-up file costs its task most of what its own rows would: counted in the shares
-    share = (sum(weights) + (runs - 1) * sum(weights) / len(weights)) / runs
+    share = (sum(weights) + warmup * (runs - 1) * sum(weights) / len(weights)) / runs
     groups: list[list[dict]] = [[]]
     load = 0.0
     for (path, modified), weight, before in zip(ordered, weights, [None, *weights]):
         if groups[-1] and load + weight / 2 > share and len(groups) < runs:
-            groups.append([{**groups[-1][-1], "warmup": True}])
-            load = before
+            groups.append([{**groups[-1][-1], "warmup": True}] if warmup else [])
+            load = before if warmup else 0.0
         groups[-1].append({"path": path, "modified": modified, "warmup": False})
         load += weight
     return groups
