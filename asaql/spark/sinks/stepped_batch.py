@@ -13,10 +13,10 @@ from asaql.spark.sources.control import CONTROL_FOLDER
 from asaql.spark.sources.ordered_files import reading_groups, write_groups
 from asaql.spark.sources.source_log import has_committed, micro_batch_entries
 
-# Several files of at most this many bytes in all take the two passes, not runs of files: the
-# second pass over a few cached megabytes costs less than planning the runs' reader (once per
-# run) and a refused guess, which random small test inputs meet often. ASAQL_RUNS_FROM_BYTES
-# sets another limit (a test's small files through the runs, in a process of their own).
+# Several files of at most this many bytes in all take the two passes, not one pass over runs
+# of files: the second pass over a few cached megabytes costs less than a refused guess, which
+# random small test inputs meet often. ASAQL_RUNS_FROM_BYTES sets another limit (a test's
+# small files through the runs, in a process of their own).
 RUNS_FROM_BYTES = int(os.environ.get("ASAQL_RUNS_FROM_BYTES", 4 << 20))
 
 
@@ -30,7 +30,9 @@ class SteppedBatch:
     read in runs, each run carrying its seeds from file to file (ordered_files.py); else after
     a first pass that works out the seeds of the micro-batch's segments (arrival_segments.py).
     When the one pass's seeds were not the micro-batch's, it runs again the other way. One
-    windowed statement takes the same one pass (its seeds checked before anything is written)."""
+    windowed statement takes the same one pass (its seeds checked before anything is written).
+    When the stream's micro-batches are JSON-lines files whole (`step.whole`), every way reads
+    them through the step's own reader, told the micro-batch's files in reading.json."""
 
     def __init__(self, step, writer: BatchWriter, checkpoint: str):
         self.step = step
