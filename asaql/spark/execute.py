@@ -54,6 +54,8 @@ NATIVE_STEP_NOTE = ("then, per micro-batch (foreachBatch), the native step: the 
                     "watermarks in the driver, windows as partial aggregates merged with the open "
                     "windows' (Spark batch jobs); without windows, its counts observed on the "
                     "writer's pass (one pass for a micro-batch of one file)\n")
+READING_NOTE = ("the stream's micro-batches are its files, which the step reads itself, a run "
+                "of files per task in arrival order (its input, planned once):\n")
 
 
 def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
@@ -66,8 +68,6 @@ def execute(compiled, options, checkpoint: str, spark=None) -> RunCounts:
     # an event beyond the sample's schema: nothing was published; again, every line's schema
     # (the input's end was written by the first attempt, which no micro-batch committed)
     return _execute(compiled, options, checkpoint, spark, sampling=False, again=True)
-READING_NOTE = ("the stream's micro-batches are its files, which the step reads itself, a run "
-                "of files per task in arrival order (its input, planned once):\n")
 
 
 def _sampled(compiled, options, fresh: bool, groups: list) -> bool:

@@ -72,6 +72,18 @@ def test_runs_follow_the_source_order_and_warm_up_on_the_file_before():
         [[{"path": entries[0][0], "modified": entries[0][1], "warmup": False}]]
 
 
+def test_files_spread_without_warm_up_read_each_file_once_in_source_order():
+    """The runs of the ways that need no carried seeds (one file, by arrival time, the two
+    passes): every file once, in the source's order, about equal sizes, none read twice."""
+    entries = [(f"file:///in/f{n:02d}", 1000 + n) for n in range(7)][::-1]
+    sizes = {f"file:///in/f{n:02d}": 10 + 90 * (n == 0) for n in range(7)}
+    groups = reading_groups(entries, 2, size=sizes.get, warmup=False)
+    assert len(groups) == 2 and not any(f["warmup"] for g in groups for f in g)
+    assert [f["path"] for g in groups for f in g] == [f"file:///in/f{n:02d}" for n in range(7)]
+    assert [f["path"] for f in groups[0]] == ["file:///in/f00"]  # the large file alone
+    assert reading_groups([], 2, size=sizes.get, warmup=False) == []
+
+
 def test_a_run_that_read_a_key_out_of_its_arrival_order_is_found():
     def segment(file, key, arrival):
         return {C.FILE: file, C.KEY: key, "_a0": arrival, "_p0": 1 << 20}

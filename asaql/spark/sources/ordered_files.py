@@ -53,6 +53,8 @@ def reading_groups(entries: list[tuple[str, int]], tasks: int,
     them (time, then path); with `warmup`, every run after the first starts with the file
     before it as a warm-up."""
     ordered = sorted(entries, key=lambda entry: (entry[1], entry[0]))
+    if not ordered:
+        return []
     weights = [max(size(path), 1) for path, _ in ordered]
     runs = max(1, min(tasks, len(ordered)))
     # a warm-up file costs its task most of what its own rows would: counted in the shares
