@@ -5,7 +5,8 @@ One runner for pytest (tests/golden) and for `asaql test`. Layout:
   input.jsonl|input/   events of the single input (several inputs: inputs/<alias>.jsonl or folder)
   reference/<alias>.jsonl|.csv   reference data tables (static, joined without DATEDIFF)
   case.toml            late, ooo, early, action, ordered, max_files_per_trigger, description,
-                       on_data_error ("stop", ASA's and the default, or "drop");
+                       on_data_error ("stop", ASA's and the default, or "drop"),
+                       float_digits (floats compared to that many significant digits);
                        [inputs] ALIAS = "kafka://HOST:PORT/TOPIC" (or an Event Hubs connection
                        string; ${VAR}s expanded) reads that input from a topic, with the client
                        settings of kafka_config = "FILE" and the start position start = "…";
@@ -55,6 +56,14 @@ class Case:
     @property
     def ordered(self) -> bool:
         return bool(self.options.get("ordered", False))
+
+    @property
+    def float_digits(self) -> int | None:
+        """Significant digits of a float compared (case.toml `float_digits`), for values
+        that numpy sums: its reductions add in another order on another CPU (AVX-512's eight
+        lanes, AVX2's four), so their last bits are the machine's."""
+        digits = self.options.get("float_digits")
+        return None if digits is None else int(digits)
 
     def policy(self) -> EventOrderingPolicy:
         o = self.options
@@ -239,10 +248,23 @@ def read_rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def canonical(rows: list[dict], ordered: bool) -> list[str]:
-    """Compact JSON lines that keep key order (column order is part of the contract)."""
+def canonical(rows: list[dict], ordered: bool, float_digits: int | None = None) -> list[str]:
+    """Compact JSON lines that keep key order (column order is part of the contract);
+    floats to `float_digits` significant digits when given."""
+    if float_digits is not None:
+        rows = [_rounded(row, float_digits) for row in rows]
     lines = [json.dumps(row, ensure_ascii=False, separators=(",", ":")) for row in rows]
     return lines if ordered else sorted(lines)
+
+
+def _rounded(value, digits: int):
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item, digits) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item, digits) for item in value]
+    return value
 
 
 def differences(case: Case, actual: dict[str, list[dict]]) -> list[str]:
@@ -255,8 +277,9 @@ def differences(case: Case, actual: dict[str, list[dict]]) -> list[str]:
         expected[ERRORS] = case.expected_errors
     problems = []
     for name in sorted(set(actual) | set(expected)):
-        want = canonical(read_rows(expected[name]) if name in expected else [], case.ordered)
-        got = canonical(actual.get(name, []), case.ordered)
+        want = canonical(read_rows(expected[name]) if name in expected else [], case.ordered,
+                         case.float_digits)
+        got = canonical(actual.get(name, []), case.ordered, case.float_digits)
         if want != got:
             diff = difflib.unified_diff(want, got, f"expected/{name}", f"actual/{name}", lineterm="")
             problems.append("\n".join(diff))
