@@ -270,8 +270,9 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         return lower_group(spark, group, path, given_schema, control, max_files_per_trigger,
                            partitions, buckets, references, None, typed, native_folder, fmt,
                            jvm, sample, by_files=False)
-    if whole is not None or native_folder is not None and step_input.isStreaming \
-            and general_step_reason(source, group.writes) is None and reason is None:
+    if whole is not None or (native_folder is not None and step_input.isStreaming
+                             and general_step_reason(source, group.writes) is None
+                             and reason is None):
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
                                             floating_columns(spec, types), scan=jvm), renames,
                                  None if whole is None else step_input)

@@ -52,27 +52,32 @@ class SteppedBatch:
         sizes = _sizes(files)
         size = math.inf if sizes is None else sum(sizes.values())
 
-        def read(warmup: bool):
-            """The micro-batch's rows: the stream's, or its files through the step's reading
-            (in runs of files, each after a warm-up file with `warmup`); → (rows, groups)."""
-            if not whole and not warmup:
-                return batch, None
+        def runs(warmup: bool) -> list[list[dict]]:
+            """The micro-batch's files in runs for the step's reader (reading.json), each run
+            after a warm-up file with `warmup`."""
             groups = reading_groups(entries, _cores(batch.sparkSession),
                                     sizes.get if sizes else (lambda _: 1), warmup)
             write_groups(self.step.folder, groups)
-            return self.step.ordered, groups if warmup else None
+            return groups
+
+        def rows():
+            """The micro-batch's rows for a way that carries no seeds between files: its files
+            spread over the cores through the step's reader, or the stream's own."""
+            if not whole:
+                return batch
+            runs(warmup=False)
+            return self.step.ordered
 
         try:  # the step counts, in the driver, what the writer then need not observe
             stepped = None
-            if len(data) > 1 and whole and self.step.seeded \
-                    and size > RUNS_FROM_BYTES:
+            if len(data) > 1 and whole and self.step.seeded and size > RUNS_FROM_BYTES:
                 # a run of files per task, in arrival order: one pass (ordered_files.py)
-                rows, groups = read(warmup=True)
-                stepped = self.step(rows, batch_id, passes=1, groups=groups)
+                stepped = self.step(self.step.ordered, batch_id, passes=1,
+                                    groups=runs(warmup=True))
             elif len(data) <= 1 or not self.step.seeded:  # no seeds needed: any files
-                stepped = self.step(read(warmup=False)[0], batch_id, passes=1)
+                stepped = self.step(rows(), batch_id, passes=1)
             if stepped is None:  # the one pass could not vouch for its windows' seeds
-                stepped = self.step(read(warmup=False)[0], batch_id, passes=2)
+                stepped = self.step(rows(), batch_id, passes=2)
             if not self.step.fused:
                 self.writer(stepped, batch_id, counts=self.step.counts,
                             parts=self.step.local_parts)
@@ -81,7 +86,7 @@ class SteppedBatch:
             if not self.writer(stepped, batch_id, settle=self.step.settle, small=small):
                 # the one pass's seeds were not the micro-batch's: nothing was published
                 self.step.release()
-                self.writer(self.step(read(warmup=False)[0], batch_id, passes=2), batch_id,
+                self.writer(self.step(rows(), batch_id, passes=2), batch_id,
                             settle=self.step.settle, small=small)
         finally:
             self.step.release()
