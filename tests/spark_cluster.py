@@ -43,9 +43,17 @@ class Cluster:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: the probes stay bound until all are chosen, or the kernel may
+    hand the same port out twice (the master's page and a worker's would then race for it)."""
+    with contextlib.ExitStack() as stack:
+        probes = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
 
 
 def write_executor_python(folder: Path) -> Path:
@@ -79,7 +87,7 @@ def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: s
     folder.mkdir(parents=True, exist_ok=True)
     env = cluster_env(folder)
     executor_python = write_executor_python(folder)
-    port, ui_port = free_port(), free_port()
+    port, ui_port, *worker_ui_ports = free_ports(2 + workers)
     spark_class = os.path.join(SPARK_HOME, "bin", "spark-class")
     processes: list[subprocess.Popen] = []
 
@@ -98,7 +106,7 @@ def standalone_cluster(folder: Path, workers: int = 2, cores: int = 1, memory: s
             work = folder / f"worker-{index}"
             work.mkdir(exist_ok=True)
             start(f"worker-{index}", "org.apache.spark.deploy.worker.Worker", "--host",
-                  "127.0.0.1", "--webui-port", str(free_port()), "--cores", str(cores),
+                  "127.0.0.1", "--webui-port", str(worker_ui_ports[index]), "--cores", str(cores),
                   "--memory", memory, "--work-dir", str(work), master)
         _wait_for_workers(ui_port, workers, processes, folder, timeout)
         yield Cluster(master, str(executor_python), env, folder, ui_port)
@@ -117,7 +125,9 @@ def _wait_for_workers(ui_port: int, count: int, processes, folder: Path, timeout
         try:
             if _status(ui_port).get("aliveworkers", 0) >= count:
                 return
-        except OSError:
+        except (OSError, ValueError):
+            # Not up yet; or up with its HTML page attached but not yet its JSON one (Spark
+            # attaches a started UI's handlers one by one, and "/" then answers "/json/").
             pass
         time.sleep(0.5)
     raise RuntimeError(f"{count} workers did not register within {timeout:.0f} s; logs in "
