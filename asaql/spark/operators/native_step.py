@@ -339,6 +339,7 @@ class NativeStep:
             # this, is below every datetime, so only the floor binds and no order is needed:
             # no shuffle, no sort, no window function
             before = bound = F.lit(None).cast("long")
+            first = first.select("*", before.alias("_before"))
         else:
             given = seeds is not None
             if self.scan and not given:  # the input parsed once, its segments seen then
@@ -352,10 +353,14 @@ class NativeStep:
                 order = Window.partitionBy(C.KEY).orderBy(C.ARRIVAL, C.FILE, C.LINE) \
                     .rowsBetween(Window.unboundedPreceding, -1)
                 before = F.greatest(F.max(candidate).over(order), F.col("_carried"))
+            # the largest before in a projection of its own: the bound reads its column, so
+            # the scan (nondeterministic, never a common subexpression) runs once a row
+            first = first.select("*", before.alias("_before"))
+            before = F.col("_before")
             bound = before - F.lit(policy.ooo_us)
         if floor is not None:
             bound = F.greatest(bound, floor)
-        second = first.select("*", bound.alias("_bound"), before.alias("_before"))
+        second = first.select("*", bound.alias("_bound"))
         ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
             F.col("_stamped") < F.col("_bound"), F.lit(False))
         dropped = F.col("_dropped0") | (ooo & F.lit(policy.drop))
