@@ -24,9 +24,14 @@ JOIN_KEY = "asaql__jkey"
 PARTNER_RECORD = "asaql__rrec"
 PARTNERS = "asaql__partners"
 JOIN_TIME = "asaql__jts"
+# The run's first pass finding the input's partitions (a sampled schema's run): of a record
+# that may name another partition than the events give, what the partitions' scan would find
+FOUND_PARTITION = "asaql__found_partition"
+FOUND_ARRIVAL = "asaql__found_arrival"
 
 INTERNAL = (FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW, EVENT_TIME, KEY, BUCKET, CONTROL,
-            SYSTEM_TIMESTAMP, FLAGS, SIDE, JOIN_KEY, PARTNER_RECORD, PARTNERS, JOIN_TIME)
+            SYSTEM_TIMESTAMP, FLAGS, SIDE, JOIN_KEY, PARTNER_RECORD, PARTNERS, JOIN_TIME,
+            FOUND_PARTITION, FOUND_ARRIVAL)
 
 # Bits of FLAGS, set by the event-ordering step.
 EARLY, LATE, OUT_OF_ORDER, DROPPED = 1, 2, 4, 8

@@ -63,8 +63,9 @@ class StatementSpec:
 class StepSpec:
     policy: PolicySettings
     scope: str  # 'combined', 'partition' or 'substream'
-    partitions: tuple[tuple[str, int | None], ...]  # the input's partitions (combined scope),
-    # each with its first arrival time (µs) or None
+    # the input's partitions (combined scope), each with its first arrival time (µs) or None;
+    # None for the native step that finds them on its first pass (native_step.py)
+    partitions: tuple[tuple[str, int | None], ...] | None
     event_columns: tuple[str, ...]  # passed on with each accepted event; () when unused
     statements: tuple[StatementSpec, ...]
     output_columns: tuple[str, ...]

@@ -11,6 +11,7 @@ import threading
 import time
 import uuid
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -346,7 +347,9 @@ def _lower(spark, index: int, group, options, inputs: dict, checkpoint: str, sch
             references, counting, formats=formats, jvm=jvm, typed=_typed_outputs(options))
     else:
         alias, path = group.input_alias, paths[0]
-        partitions = (found.get(alias) or discover_partitions(spark, path, formats[0], jvm)) \
+        # a sampled schema's run: the native step's first pass may find them (relations.py)
+        discover = partial(discover_partitions, spark, path, formats[0], jvm)
+        partitions = (found.get(alias) or (discover if alias in (samples or {}) else discover())) \
             if alias in partitions_wanted(group) else ()
         lowered = lower_group(spark, group, path, schemas[alias], str(controls[0]),
                               options.max_files_per_trigger, partitions, buckets, references,

@@ -23,14 +23,13 @@ general step.
 
 from __future__ import annotations
 
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, Observation, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.outputs.formats import replace_file
 from asaql.runtime import columns as C
 from asaql.runtime.bucket import INFINITY, watermarks_json
 from asaql.runtime.policy import NONE, UNBOUNDED_DISORDER, key_watermarks
@@ -38,27 +37,29 @@ from asaql.runtime.step import StepSpec
 from asaql.spark.operators.arrival_segments import (
     carried_seeds, fits, prior_largest, segment_seeds,
 )
-from asaql.spark.operators.native_state import NativeState, advance_clock
+from asaql.spark.operators.native_state import NativeState, advance_state, load_state, save_state
 from asaql.spark.operators.step_frames import (conform, known, local_frame, union_all,
                                                unioned, with_key_values)
 from asaql.spark.operators.step_stats import (
-    before_order, late_sample, malformed, malformed_count, observed, order_flags,
-    read_observed, segment_columns, stats_columns,
+    before_order, found_partitions, late_sample, malformed, malformed_count, observed,
+    order_flags, read_observed, read_partitions, segment_columns, stats_columns,
 )
 from asaql.spark.sources.ordered_files import not_warmup, read_in_order
 from asaql.spark.operators.open_windows import (
     closed_in_driver, gathered, merged_partials, window_statement,
 )
 
-KEEP_STATES = 3  # micro-batches of state kept behind the newest (a replay needs the one before)
-
 
 class NativeStep:
     """step input micro-batch → the general step's output rows, as a batch DataFrame."""
 
     def __init__(self, spec: StepSpec, out_schema: T.StructType, folder: str,
-                 floating: frozenset = frozenset(), scan: bool = False):
+                 floating: frozenset = frozenset(), scan: bool = False,
+                 discover: Callable[[], tuple] | None = None):
         self.spec = spec
+        # the job that discovers the input's partitions, when the spec has none: the first
+        # windowed pass finds them instead (`_partitions`)
+        self.discover = discover
         self.scan = scan  # the JVM engine's scan of arrival segments (arrival_segments.py)
         self.floating = floating  # SUM/AVG columns of doubles: exact sums (JVM engine)
         self.out_schema = out_schema
@@ -72,24 +73,8 @@ class NativeStep:
         self.local_parts: list[DataFrame] | None = None
 
     # ------------------------------------------------------------------ state
-    def _state(self, batch_id: int) -> tuple[NativeState, int | None]:
-        """The state after the newest micro-batch before `batch_id` (a replay of `batch_id`
-        starts from there), and that micro-batch's id."""
-        ids = sorted(_batch_of(p) for p in self.folder.glob("state-*.json"))
-        before = [i for i in ids if i < batch_id]
-        if not before:
-            return NativeState(), None
-        return NativeState.load((self.folder / f"state-{before[-1]}.json").read_text()), before[-1]
-
     def _save(self, state: NativeState, batch_id: int) -> None:
-        replace_file(self.folder / f"state-{batch_id}.json", state.dump().encode("utf-8"))
-        for old in (*self.folder.glob("state-*.json"), *self.folder.glob("open-*")):
-            number = _batch_of(old)
-            if number < batch_id - KEEP_STATES or number > batch_id:
-                if old.is_dir():
-                    shutil.rmtree(old, ignore_errors=True)
-                else:
-                    old.unlink()
+        save_state(self.folder, state, batch_id)
 
     def _open_path(self, batch_id: int, statement: int) -> Path:
         return self.folder / f"open-{batch_id}-{statement}"
@@ -106,7 +91,7 @@ class NativeStep:
         the micro-batch's files in these runs (ordered_files.py), one pass carrying seeds."""
         spec, spark = self.spec, batch.sparkSession
         self.folder.mkdir(parents=True, exist_ok=True)
-        state, previous = self._state(batch_id)
+        state, previous = load_state(self.folder, batch_id)
         ordered = spec.ordered
         self.pending = self.local_parts = None
         if passes and self.fusable and not ordered:
@@ -115,11 +100,14 @@ class NativeStep:
             fused = self._fused_window(batch, batch_id, state, previous, groups)
             if fused is not None or groups is not None:  # None: run it again from the stream
                 return fused
-        rows, scanned, seen = self._policy(batch, state, ordered)
+        find = spec.partitions is None and previous is None and ordered  # see _fused_window
+        rows, scanned, seen = self._policy(batch, state, ordered, find=find)
         flags = None  # the out-of-order rule's counts, observed on the first window's pass
         if seen is not None:  # observed on the pass that filled the cache
             stats, _, late = read_observed(seen)
             flags = Observation(f"asaql_flags_{id(self)}_{batch_id}_{id(batch)}")
+            if find:
+                state.partitions = read_partitions(seen)
         else:
             if scanned is None:
                 rows = rows.persist()
@@ -129,7 +117,7 @@ class NativeStep:
             late = late_sample(rows if scanned is None else scanned) \
                 if any(row["_late"] for row in stats) else None
 
-        ended, invoked = self._advance(state, stats)
+        ended, invoked = advance_state(state, stats)
         marks = self._watermarks(state, invoked)
         parts = []
         if spec.event_columns:
@@ -213,8 +201,10 @@ class NativeStep:
         segments = self.seeded
         rows = self._carried(batch, state, True, segments, groups)
         observation = Observation(f"asaql_window_{id(self)}_{batch_id}_{id(batch)}")
+        # the run's first micro-batch reads every file: the partitions found on its pass
+        find = spec.partitions is None and previous is None
         observed_rows = rows.observe(observation, *observed(segments, policy.ooo_us),
-                                     malformed_count())
+                                     malformed_count(), *([found_partitions()] if find else []))
         statement = spec.statements[0]
         combined = spec.scope == "combined"
         merged, results = merged_partials(statement, observed_rows,
@@ -228,7 +218,9 @@ class NativeStep:
         if segments and not (fits(found, state.largest, policy.ooo_us)
                              and (groups is None or read_in_order(found, groups))):
             return None
-        ended, invoked = self._advance(state, stats)
+        if find:
+            state.partitions = read_partitions(seen)
+        ended, invoked = advance_state(state, stats)
         marks = self._watermarks(state, invoked)
         target = self._open_path(batch_id, statement.index)
         parts, out_watermark, closed = self._close(
@@ -279,7 +271,7 @@ class NativeStep:
         if check and not (fits(segments, state.largest, self.spec.policy.ooo_us)
                           and (groups is None or read_in_order(segments, groups))):
             return None
-        _, invoked = self._advance(state, stats)
+        _, invoked = advance_state(state, stats)
         self._count_values(stats, state, self._watermarks(state, invoked), None, late)
         self._save(state, batch_id)
         return self.counts
@@ -302,14 +294,14 @@ class NativeStep:
         return rows.select("*", *segment_columns()) if carried and self.seeded else rows
 
     def _policy(self, batch: DataFrame, state: NativeState, ordered: bool,
-                seeds: dict | None = None,
-                groups: list | None = None) -> tuple[DataFrame, DataFrame | None, dict | None]:
+                seeds: dict | None = None, groups: list | None = None,
+                find: bool = False) -> tuple[DataFrame, DataFrame | None, dict | None]:
         """SEMANTICS.md steps 1–4 per key in arrival order (arrival time, file, line), as
         asaql/runtime/policy.py's apply_policy computes them; → (the rows, the cached input
         they are a cheap projection of when the scan ran: then they are not cached again).
         `seeds`: the arrival segments' seeds to use (the fused pass), none worked out here;
         else, when the scan works them out, → also what it observed (step_stats.py's
-        `before_order`), else None."""
+        `before_order`, and `find`: the partitions found), else None."""
         policy = self.spec.policy
         event = F.unix_micros(C.EVENT_TIME)
         arrival = F.unix_micros(C.ARRIVAL)
@@ -343,7 +335,8 @@ class NativeStep:
         else:
             given = seeds is not None
             if self.scan and not given:  # the input parsed once, its segments seen then
-                first, seeds, seen = segment_seeds(first, state.largest, before_order())
+                first, seeds, seen = segment_seeds(first, state.largest, (
+                    *before_order(), *([found_partitions()] if find else [])))
                 self.cached.append(first)
             if seeds is not None:
                 before = prior_largest(candidate, seeds, carry=groups is not None)
@@ -376,36 +369,11 @@ class NativeStep:
             F.when(F.col("_good"), flags).alias("_flags")), scanned, seen
 
     # ------------------------------------------------------------------ clocks, watermarks
-    def _advance(self, state: NativeState, stats) -> tuple[bool, set]:
-        """Applies the controls and the micro-batch's arrivals as the general step does per
-        bucket (ticks first, then the arrivals); → (the input ended, the buckets invoked)."""
-        ended, invoked = False, set()
-        ticks: dict[int, int] = {}
-        for row in stats:
-            invoked.add(row[C.BUCKET])
-            ended = ended or bool(row["_ended"])
-            if row["_tick"] is not None:
-                ticks[row[C.BUCKET]] = max(ticks.get(row[C.BUCKET], NONE), row["_tick"])
-        for bucket, value in ticks.items():
-            advance_clock(state.bucket_clocks, bucket, value)
-        arrivals = [r for r in stats if r["_last_arrival"] is not None]
-        for row in arrivals:
-            advance_clock(state.bucket_clocks, row[C.BUCKET], row["_last_arrival"])
-        for row in arrivals:
-            key, previous = row[C.KEY], state.clocks.get(row[C.KEY], (NONE, NONE))[0]
-            state.clocks[key] = (max(previous, row["_last_arrival"]),
-                                 state.bucket_clocks[row[C.BUCKET]])
-            top = NONE if row["_top"] is None else row["_top"]
-            state.largest[key] = max(state.largest.get(key, NONE), top)
-        # control records go to every bucket: a key's bucket is where its events went
-        state.buckets.update({r[C.KEY]: r[C.BUCKET] for r in stats if r["_data"]})
-        return ended, invoked
-
     def _watermarks(self, state: NativeState, invoked: set) -> dict:
         """Each key's watermark in the buckets this micro-batch invoked; '*' when combined."""
         spec = self.spec
         if spec.scope == "combined" and spec.ordered:  # one bucket: 0
-            unseen = {p: first for p, first in spec.partitions if p not in state.largest}
+            unseen = {p: first for p, first in self._partitions(state) if p not in state.largest}
             marks = key_watermarks(state.largest, state.clocks, state.bucket_clocks.get(0),
                                    spec.policy, unseen)
             marks["*"] = min(marks.values(), default=NONE)
@@ -417,6 +385,15 @@ class NativeStep:
                                         {k: state.clocks[k] for k in keys if k in state.clocks},
                                         state.bucket_clocks.get(bucket), spec.policy))
         return marks
+
+    def _partitions(self, state: NativeState):
+        """The input's partitions, each with its first arrival: as discovered at the start, or
+        as the run's first pass found them (`_fused_window`), else discovered now (a job)."""
+        if self.spec.partitions is not None:
+            return self.spec.partitions
+        if state.partitions is None:
+            state.partitions = [list(found) for found in self.discover()]
+        return state.partitions
 
     # ------------------------------------------------------------------ counts
     def _counts(self, spark, stats, state: NativeState, marks: dict,
@@ -449,7 +426,3 @@ def _malformed_rows(rows: DataFrame) -> DataFrame:
     return rows.where(malformed()).select(C.FILE, C.LINE, C.ERROR, C.RAW,
                                           F.lit(C.EVENT).alias(C.ROW_KIND))
 
-
-def _batch_of(path: Path) -> int:
-    """The micro-batch of a state file or open-windows folder (state-B.json, open-B-S)."""
-    return int(path.name.split(".")[0].split("-")[1])

@@ -9,6 +9,7 @@ A source without TIMESTAMP BY and without windows has no stateful step at all.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pyspark.sql import DataFrame, SparkSession
@@ -177,8 +178,9 @@ class NativeBatch:
 
 
 def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.StructType,
-                control: str, max_files_per_trigger: int | None, partitions: tuple,
-                buckets: int, references: dict | None = None, events: DataFrame | None = None,
+                control: str, max_files_per_trigger: int | None,
+                partitions: "tuple | Callable[[], tuple]", buckets: int,
+                references: dict | None = None, events: DataFrame | None = None,
                 typed: bool | frozenset = False, native_folder: str | None = None,
                 fmt: InputFormat | None = None, jvm: bool = False,
                 sample: str | None = None, by_files: bool = True) -> LoweredGroup:
@@ -191,7 +193,10 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     (--input-format), else its files' extension. `jvm`: the JVM engine reads the records.
     `sample`: the record type the schema's sample gave, each event checked against it.
     `by_files`: the native step may read the micro-batches' JSON-lines files itself (False:
-    the stream's events, when the native step turned out not to apply)."""
+    the stream's events, when the native step turned out not to apply). `partitions`: the
+    input's partitions the watermarks wait for, or the job that discovers them, which the
+    native step reading the files spares when its first pass finds them (a sampled schema's
+    run: one micro-batch reads every file)."""
     references, given_schema = references or {}, schema
     whole = None  # the stream of whole files, when the step reads them itself (below)
     if events is None and by_files and native_folder is not None and jvm and group.stateful \
@@ -202,10 +207,13 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         whole = whole_files(spark, path, control, max_files_per_trigger)
         events = read_source(spark, group.source, path, schema, control, None, fmt, jvm,
                              files=ordered_files(spark, os.path.join(native_folder, GROUPS_FILE)),
-                             sample=sample)
+                             sample=sample, found=callable(partitions))
     elif events is None:
         events = read_source(spark, group.source, path, schema, control, max_files_per_trigger,
                              fmt, jvm, sample=sample)
+    discover = partitions if callable(partitions) and whole is not None else None
+    if callable(partitions) and whole is None:
+        partitions = partitions()
     schema = declared_struct(schema, declared_of(group.source))
     scope = Scope(schema, frame=events)
     scope.references = references
@@ -239,7 +247,7 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
         return stamped.select(
             *[F.col(f"`{old}`").alias(new) for old, new in renames.items()],
             C.FILE, C.LINE, C.ARRIVAL, C.PARTITION, C.ERROR, C.RAW, C.EVENT_TIME, C.KEY,
-            C.CONTROL,
+            C.CONTROL, *([C.FOUND_PARTITION, C.FOUND_ARRIVAL] if discover is not None else []),
             *[column.alias(name) for s in _distinct(windowed) for name, column in s.inputs.items()],
             *[column.alias(name) for name, column in analytics.inputs.items()],
             F.explode(F.when(F.col(C.CONTROL).isNotNull(), every_bucket)
@@ -253,7 +261,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
     out_schema = _step_schema(step_input, (*event_columns, *event) if group.held
                               else event_columns, _distinct(windowed), analytics.result_fields)
     spec = StepSpec(
-        policy=policy_settings(source), scope=group.scope, partitions=partitions,
+        policy=policy_settings(source), scope=group.scope,
+        partitions=None if discover is not None else partitions,
         event_columns=event_columns, statements=tuple(s.spec for s in _distinct(windowed)),
         output_columns=tuple(out_schema.fieldNames()), analytics=analytics.specs,
         held_columns=held, analytic_inputs=tuple(analytics.inputs),
@@ -274,7 +283,8 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
                              and general_step_reason(source, group.writes) is None
                              and reason is None):
         batch_step = NativeBatch(NativeStep(spec, out_schema, native_folder,
-                                            floating_columns(spec, types), scan=jvm), renames,
+                                            floating_columns(spec, types), scan=jvm,
+                                            discover=discover), renames,
                                  None if whole is None else step_input)
         step_input = step_input if whole is None else whole
         # the outputs are lowered over the step's output columns, which each batch will have

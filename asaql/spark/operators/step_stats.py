@@ -163,3 +163,24 @@ def read_observed(values: dict) -> tuple[list[dict], list[dict] | None, str | No
         segments = [row for row in grouped_rows(values["segments"], (C.FILE, C.KEY), SEGMENTS)
                     if row["_a0"] is not None]
     return stats, segments, values.get("late")
+
+
+def found_partitions() -> Column:
+    """Per partition the records' scan finds (partition_scan.found_on_pass), its first
+    arrival: `observe`d on the run's first pass in place of the partitions' job. Only the
+    records that may matter: one that is no event (malformed), or whose text names another
+    partition first than the one it has (a case the parser reads otherwise); the others'
+    partitions the step sees with events, which never wait for a first arrival."""
+    wanted = F.col(C.CONTROL).isNull() & (F.col(C.ERROR).isNotNull() | (
+        F.col(C.FOUND_PARTITION) != F.col(C.PARTITION)))
+    return grouped((("_first", "n"),), [F.when(wanted, F.col(C.FOUND_PARTITION))],
+                   [F.when(wanted, F.unix_micros(F.col(C.FOUND_ARRIVAL)))]).alias("partitions")
+
+
+def read_partitions(values: dict) -> list[list]:
+    """`found_partitions`' value → [partition, first arrival or None], in the partitions'
+    order (as discover_partitions gives them; a NULL group: the records that needed none)."""
+    rows = grouped_rows(values["partitions"], (C.FOUND_PARTITION,), (("_first", "n"),))
+    found = {int(row[C.FOUND_PARTITION]): row["_first"] for row in rows
+             if row[C.FOUND_PARTITION] is not None}
+    return [[str(partition), found[partition]] for partition in sorted(found)]

@@ -33,6 +33,7 @@ from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_from_sample, inferred_in_one_pass
 from asaql.spark.jvm_functions import iso_timestamp, json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
+from asaql.spark.sources.partition_scan import found_on_pass
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
@@ -76,7 +77,8 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
     `partitions`: a statement waits for the input's partitions (the schema's job then finds
     them, when it is one job over the lines). `sample`: the run's one micro-batch checks every
     event against a sample's schema (execute.py), so a large JSON-lines input that fits in
-    one micro-batch takes the schema of its files' first and last lines, without a job."""
+    one micro-batch takes the schema of its files' first and last lines, without a job (and
+    without its partitions: that micro-batch's pass finds them, relations.py)."""
     if isinstance(path, KafkaRead):
         return InputSurvey(with_metadata(_infer_from_texts(spark, topic_sample(path), str(path))))
     files = input_files(path)
@@ -90,7 +92,7 @@ def survey_input(spark: SparkSession, path: str, fmt: InputFormat | None = None,
     small = size <= SMALL_INPUT_BYTES
     mixed_at = firsts = None  # known when the one-pass inference ran (jvm_inference.py)
     sampled = inferred_from_sample(spark, files) if sample and fmt.name == "json" \
-        and not small and not partitions and size <= MAX_BYTES_PER_TRIGGER else None
+        and not small and size <= MAX_BYTES_PER_TRIGGER else None
     if sampled is not None:
         fields = _in_order(sampled[0], _first_appearance_order(files, fmt), ())
         return InputSurvey(fields, sample=sampled[1])
@@ -240,7 +242,7 @@ def read_events(
     max_files_per_trigger: int | None = None, json_options: dict | None = None,
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
     fmt: InputFormat | None = None, jvm: bool = False, listed: tuple = (),
-    files: DataFrame | None = None, sample: str | None = None,
+    files: DataFrame | None = None, sample: str | None = None, found: bool = False,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -256,7 +258,7 @@ def read_events(
     whose keys each event carries (present_keys). `files`: JSON-lines files as the text source
     gives them whole (`value`, `_metadata`) to read instead (ordered_files.py), as a batch.
     `sample`: the record type the schema's sample gave (sampled_schema.py), each event checked
-    against it.
+    against it. `found`: with what the partitions' scan would find (partition_scan.found_on_pass).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
@@ -272,7 +274,7 @@ def read_events(
         files = whole_files(spark, path, control, max_files_per_trigger, batch)
     lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
-                          listed=listed, sample=sample if jvm else None)
+                          listed=listed, sample=sample if jvm else None, found=found)
 
 
 def whole_files(spark: SparkSession, path, control: str,
@@ -304,7 +306,8 @@ def _glob_escape(name: str) -> str:
 def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                    metadata: bool = False, carried: tuple[str, ...] = (),
                    declared: tuple[tuple[str, str], ...] = (), jvm: bool = False,
-                   listed: tuple = (), sample: str | None = None) -> DataFrame:
+                   listed: tuple = (), sample: str | None = None,
+                   found: bool = False) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN.
@@ -401,6 +404,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         *([F.col(BLOB_NAME)] if BLOB_NAME in lines.columns else []),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
+        *(found_on_pass(text, is_control, jvm) if found else []),
     )
 
 

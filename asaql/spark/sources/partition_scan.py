@@ -62,10 +62,11 @@ def _micros(spark: SparkSession, texts: list[str]) -> list[int | None]:
 _CHUNK = 500
 
 
-def partition_columns(text: Column, jvm: bool) -> tuple[Column, Column]:
+def partition_columns(text: Column, jvm: bool, blank: bool = True) -> tuple[Column, Column]:
     """Of a record's text, as Spark columns: (its PartitionId, 0 for none, NULL for a line
     that is blank after Spark's `trim`; its first arrival time, NULL for none). Found by the
-    same two patterns as above, or with the JVM engine by comparing bytes (half the time)."""
+    same two patterns as above, or with the JVM engine by comparing bytes (half the time).
+    `blank` False: the texts are never blank (no `trim`, a copy of each)."""
     if jvm:
         partition = F.coalesce(partition_digits(text), F.lit(""))
         arrival = F.coalesce(arrival_text(text), F.lit(""))
@@ -74,5 +75,14 @@ def partition_columns(text: Column, jvm: bool) -> tuple[Column, Column]:
             text, rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
         arrival = F.regexp_extract(text, rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
     number = F.when(partition == "", 0).otherwise(partition.cast("bigint"))
-    return (F.when(F.trim(text) != "", number),
+    return (F.when(F.trim(text) != "", number) if blank else number,
             iso_timestamp(F.when(arrival != "", arrival), jvm))
+
+
+def found_on_pass(text: Column, control: Column, jvm: bool) -> list[Column]:
+    """FOUND_PARTITION and FOUND_ARRIVAL: what the partitions' scan (discover_partitions)
+    finds of a record, for the run whose one pass finds the input's partitions instead
+    (native_step.py). `text`: the record's (never blank); NULL for a control record."""
+    found, arrival = partition_columns(text, jvm, blank=False)
+    return [F.when(~control, found).alias(C.FOUND_PARTITION),
+            F.when(~control, arrival).alias(C.FOUND_ARRIVAL)]

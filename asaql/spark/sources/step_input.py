@@ -42,17 +42,20 @@ def stage_schema(columns: T.StructType) -> T.StructType:
 def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.StructType,
                 control: str, max_files_per_trigger: int | None,
                 fmt: InputFormat | None = None, jvm: bool = False,
-                files: DataFrame | None = None, sample: str | None = None) -> DataFrame:
+                files: DataFrame | None = None, sample: str | None = None,
+                found: bool = False) -> DataFrame:
     """The events of an input, or the rows of a stage (with their time and watermark lines:
     each file is one micro-batch of its writer). `fmt`: the input's declared format; `jvm`:
     records parsed and checked by the JVM engine; `files`: JSON-lines files to read instead
-    (io.read_events); `sample`: the record type the schema's sample gave."""
+    (io.read_events); `sample`: the record type the schema's sample gave; `found`: with what
+    the partitions' scan would find of each record (partition_scan.found_on_pass)."""
     if isinstance(source, ReadStage):
         return read_events(spark, path, stage_schema(schema), control, max_files_per_trigger,
                            STAGE_JSON, jvm=jvm, files=files)
     return read_events(spark, path, schema, control, max_files_per_trigger,
                        declared=declared_of(source), fmt=fmt, jvm=jvm,
-                       listed=source.input.listed_records, files=files, sample=sample)
+                       listed=source.input.listed_records, files=files, sample=sample,
+                       found=found)
 
 
 def ordered_reading(source: PlanNode, path, fmt: InputFormat | None) -> bool:
