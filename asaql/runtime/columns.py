@@ -24,8 +24,8 @@ JOIN_KEY = "asaql__jkey"
 PARTNER_RECORD = "asaql__rrec"
 PARTNERS = "asaql__partners"
 JOIN_TIME = "asaql__jts"
-# The run's first pass finding the input's partitions (a sampled schema's run): of a record
-# that may name another partition than the events give, what the partitions' scan would find
+# The run's first pass finding the input's partitions (a sampled schema's run): what the
+# partitions' scan finds of each record's text, its PartitionId and its arrival time
 FOUND_PARTITION = "asaql__found_partition"
 FOUND_ARRIVAL = "asaql__found_arrival"
 
