@@ -331,8 +331,9 @@ class NativeStep:
             # this, is below every datetime, so only the floor binds and no order is needed:
             # no shuffle, no sort, no window function
             before = bound = F.lit(None).cast("long")
-            first = first.select("*", before.alias("_before"))
+            nothing_before = [before.alias("_before")]
         else:
+            nothing_before = []
             given = seeds is not None
             if self.scan and not given:  # the input parsed once, its segments seen then
                 first, seeds, seen = segment_seeds(first, state.largest, (
@@ -353,7 +354,7 @@ class NativeStep:
             bound = before - F.lit(policy.ooo_us)
         if floor is not None:
             bound = F.greatest(bound, floor)
-        second = first.select("*", bound.alias("_bound"))
+        second = first.select("*", *nothing_before, bound.alias("_bound"))
         ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
             F.col("_stamped") < F.col("_bound"), F.lit(False))
         dropped = F.col("_dropped0") | (ooo & F.lit(policy.drop))
