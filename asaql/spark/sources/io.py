@@ -33,7 +33,7 @@ from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_from_sample, inferred_in_one_pass
 from asaql.spark.jvm_functions import iso_timestamp, json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
-from asaql.spark.sources.partition_scan import found_on_pass
+from asaql.spark.sources.partition_scan import found_on_pass, found_partition
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
@@ -42,6 +42,7 @@ from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION,
                                  shape_problem, split_lines)
 
 _CORRUPT = "_asaql_corrupt"
+_FOUND = "_asaql_found_partition"
 _SAMPLE_LINES = 1000
 # An input this small has its schema (json_inference.py) and its mixed fields (mixed_fields.py)
 # found by reading its records in the driver rather than by Spark jobs: ~2 s of a small run's
@@ -243,6 +244,7 @@ def read_events(
     batch: bool = False, declared: tuple[tuple[str, str], ...] = (),
     fmt: InputFormat | None = None, jvm: bool = False, listed: tuple = (),
     files: DataFrame | None = None, sample: str | None = None, found: bool = False,
+    rejected_later: bool = False,
 ) -> DataFrame:
     """A streaming DataFrame: payload fields, then FILE, LINE, ARRIVAL, PARTITION, ERROR, RAW,
     CONTROL.
@@ -258,7 +260,8 @@ def read_events(
     whose keys each event carries (present_keys). `files`: JSON-lines files as the text source
     gives them whole (`value`, `_metadata`) to read instead (ordered_files.py), as a batch.
     `sample`: the record type the schema's sample gave (sampled_schema.py), each event checked
-    against it. `found`: with what the partitions' scan would find (partition_scan.found_on_pass).
+    against it. `found`: with what the partitions' scan would find (partition_scan.found_on_pass);
+    `rejected_later`: a record the read accepts may still be rejected (TIMESTAMP BY).
     """
     if isinstance(path, KafkaRead):
         return _parse_records(kafka_lines(spark, path, control), schema, json_options or {},
@@ -274,7 +277,8 @@ def read_events(
         files = whole_files(spark, path, control, max_files_per_trigger, batch)
     lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
-                          listed=listed, sample=sample if jvm else None, found=found)
+                          listed=listed, sample=sample if jvm else None, found=found,
+                          rejected_later=rejected_later)
 
 
 def whole_files(spark: SparkSession, path, control: str,
@@ -307,7 +311,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                    metadata: bool = False, carried: tuple[str, ...] = (),
                    declared: tuple[tuple[str, str], ...] = (), jvm: bool = False,
                    listed: tuple = (), sample: str | None = None,
-                   found: bool = False) -> DataFrame:
+                   found: bool = False, rejected_later: bool = False) -> DataFrame:
     """`metadata`: the lines are a topic's records, whose arrival time and partition are the
     record's own (KAFKA_METADATA), never the payload's fields of the same name; `carried`:
     the record's key and headers the query asks for, as KEY_COLUMN and HEADERS_COLUMN.
@@ -389,14 +393,16 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # collapse a costly expression into a projection that uses it twice (inlined, RAW's
     # condition evaluated every check a second time); then only a DEFERRED record's reason is
     # computed with them
-    checked = prepared.select("*", reason(F.lit(DEFERRED)).alias("_asaql_first_error"))
+    checked = prepared.select("*", reason(F.lit(DEFERRED)).alias("_asaql_first_error"),
+                              *([found_partition(text, jvm).alias(_FOUND)] if found else []))
     first = F.col("_asaql_first_error")
     error = F.when(first == DEFERRED, reason()).otherwise(first)
+    partition_or_none = F.coalesce(partition, F.lit(0).cast("bigint"))
     return checked.select(
         *payload,
         C.FILE, C.LINE,
         F.coalesce(arrival, F.col("_asaql_mtime")).alias(C.ARRIVAL),
-        F.coalesce(partition, F.lit(0).cast("bigint")).alias(C.PARTITION),
+        partition_or_none.alias(C.PARTITION),
         error.alias(C.ERROR),
         F.when(error.isNotNull(), F.col("_asaql_text")).alias(C.RAW),
         F.when(is_control, F.get_json_object("_asaql_text", f"$.{CONTROL_FIELD}")).alias(C.CONTROL),
@@ -404,7 +410,9 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         *([F.col(BLOB_NAME)] if BLOB_NAME in lines.columns else []),
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
-        *(found_on_pass(text, is_control, jvm) if found else []),
+        *(found_on_pass(F.col(_FOUND), text, is_control, jvm, F.lit(True) if rejected_later
+                        else error.isNotNull() | (F.col(_FOUND) != partition_or_none))
+          if found else []),
     )
 
 

@@ -79,10 +79,18 @@ def partition_columns(text: Column, jvm: bool, blank: bool = True) -> tuple[Colu
             iso_timestamp(F.when(arrival != "", arrival), jvm))
 
 
-def found_on_pass(text: Column, control: Column, jvm: bool) -> list[Column]:
-    """FOUND_PARTITION and FOUND_ARRIVAL: what the partitions' scan (discover_partitions)
-    finds of a record, for the run whose one pass finds the input's partitions instead
-    (native_step.py). `text`: the record's (never blank); NULL for a control record."""
-    found, arrival = partition_columns(text, jvm, blank=False)
+def found_partition(text: Column, jvm: bool) -> Column:
+    """The partition the partitions' scan (discover_partitions) finds in a record's text
+    (never blank), for the run whose one pass finds the input's partitions instead
+    (native_step.py): 0 for none."""
+    return partition_columns(text, jvm, blank=False)[0]
+
+
+def found_on_pass(found: Column, text: Column, control: Column, jvm: bool,
+                  matters: Column) -> list[Column]:
+    """FOUND_PARTITION (`found`, of found_partition) and FOUND_ARRIVAL: what the scan finds
+    of a record, NULL for a control record. The arrival only of a record that `matters`
+    (step_stats.found_partitions reads no other's): finding it was a tenth of the pass."""
+    arrival = partition_columns(text, jvm, blank=False)[1]
     return [F.when(~control, found).alias(C.FOUND_PARTITION),
-            F.when(~control, arrival).alias(C.FOUND_ARRIVAL)]
+            F.when(~control & matters, arrival).alias(C.FOUND_ARRIVAL)]

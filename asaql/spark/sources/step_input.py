@@ -55,7 +55,7 @@ def read_source(spark: SparkSession, source: PlanNode, path: str, schema: T.Stru
     return read_events(spark, path, schema, control, max_files_per_trigger,
                        declared=declared_of(source), fmt=fmt, jvm=jvm,
                        listed=source.input.listed_records, files=files, sample=sample,
-                       found=found)
+                       found=found, rejected_later=isinstance(source, ApplyEventOrdering))
 
 
 def ordered_reading(source: PlanNode, path, fmt: InputFormat | None) -> bool:

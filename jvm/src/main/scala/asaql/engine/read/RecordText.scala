@@ -3,6 +3,7 @@ package asaql.engine
 import java.util.regex.Pattern
 
 import org.apache.spark.sql.catalyst.util.ArrayData
+import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** The record checks that Spark expressions could only write with lambdas (asaql/spark/
@@ -72,18 +73,18 @@ object RecordText {
     * after the first "PartitionId" key that such a value follows, found by comparing bytes
     * (every byte the pattern names is ASCII, which no multi-byte UTF-8 character contains). */
   def partitionDigits(text: UTF8String): UTF8String = firstValue(text, PartitionKey) {
-    (bytes, from) =>
+    (bytes, from, end) =>
       var j = from
-      if (j < bytes.length && bytes(j) == '"') j += 1
+      if (j < end && bytes(j) == '"') j += 1
       val start = j
-      while (j < bytes.length && bytes(j) >= '0' && bytes(j) <= '9') j += 1
+      while (j < end && bytes(j) >= '0' && bytes(j) <= '9') j += 1
       val digits = j - start
       if (digits < 1 || digits > 18) null
       else {
         var k = j
-        if (k < bytes.length && bytes(k) == '"') k += 1
-        k = skipSpace(bytes, k)
-        if (k < bytes.length && (bytes(k) == ',' || bytes(k) == '}')) {
+        if (k < end && bytes(k) == '"') k += 1
+        k = skipSpace(bytes, k, end)
+        if (k < end && (bytes(k) == ',' || bytes(k) == '}')) {
           UTF8String.fromBytes(bytes, start, digits)
         } else null
       }
@@ -91,51 +92,79 @@ object RecordText {
 
   /** What `regexp_extract(text, '"EventEnqueuedUtcTime"\\s*:\\s*"([^"]+)"', 1)` gives, null
     * for its "": the text of the first such key's non-empty string value. */
-  def arrivalText(text: UTF8String): UTF8String = firstValue(text, ArrivalKey) { (bytes, from) =>
-    if (from >= bytes.length || bytes(from) != '"') null
-    else {
-      var k = from + 1
-      while (k < bytes.length && bytes(k) != '"') k += 1
-      if (k < bytes.length && k > from + 1) UTF8String.fromBytes(bytes, from + 1, k - from - 1)
-      else null
-    }
+  def arrivalText(text: UTF8String): UTF8String = firstValue(text, ArrivalKey) {
+    (bytes, from, end) =>
+      if (from >= end || bytes(from) != '"') null
+      else {
+        var k = from + 1
+        while (k < end && bytes(k) != '"') k += 1
+        if (k < end && k > from + 1) UTF8String.fromBytes(bytes, from + 1, k - from - 1)
+        else null
+      }
   }
 
   /** For each `key` in the text followed by a colon (spaces around it), in order, `value` of
-    * the text after them: the first that is not null, else null. */
+    * the text after them (the bytes, where to start, where the text ends): the first that is
+    * not null, else null. A text that is a slice of a byte array (a line of a file read
+    * whole) is read in place: copying each record was most of the cost. */
   private def firstValue(text: UTF8String, key: Array[Byte])(
-      value: (Array[Byte], Int) => UTF8String): UTF8String = {
-    val bytes = text.getBytes
-    var at = find(bytes, key, 0)
+      value: (Array[Byte], Int, Int) => UTF8String): UTF8String = {
+    val inPlace = text.getBaseObject.isInstanceOf[Array[Byte]]
+    val bytes = if (inPlace) text.getBaseObject.asInstanceOf[Array[Byte]] else text.getBytes
+    val begin = if (inPlace) (text.getBaseOffset - Platform.BYTE_ARRAY_OFFSET).toInt else 0
+    val end = begin + text.numBytes
+    var at = find(bytes, key, begin, end)
     while (at >= 0) {
-      val j = skipSpace(bytes, at + key.length)
-      if (j < bytes.length && bytes(j) == ':') {
-        val found = value(bytes, skipSpace(bytes, j + 1))
+      val j = skipSpace(bytes, at + key.length, end)
+      if (j < end && bytes(j) == ':') {
+        val found = value(bytes, skipSpace(bytes, j + 1, end), end)
         if (found != null) return found
       }
-      at = find(bytes, key, at + 1)
+      at = find(bytes, key, at + 1, end)
     }
     null
   }
 
   // \s in a Java pattern: space, tab, newline, vertical tab, form feed, carriage return
-  private def skipSpace(bytes: Array[Byte], from: Int): Int = {
+  private def skipSpace(bytes: Array[Byte], from: Int, end: Int): Int = {
     var i = from
-    while (i < bytes.length && (bytes(i) == ' ' || (bytes(i) >= 9 && bytes(i) <= 13))) i += 1
+    while (i < end && (bytes(i) == ' ' || (bytes(i) >= 9 && bytes(i) <= 13))) i += 1
     i
   }
 
-  private def find(bytes: Array[Byte], key: Array[Byte], from: Int): Int = {
-    var i = from
-    val last = bytes.length - key.length
+  /** Where `key` first starts in bytes[from, end), or -1. The scan looks for the key's second
+    * byte (a letter; the first, a quote, is in every field) eight bytes at a time: a word
+    * without it (most) is passed in one step, one with it is tried byte by byte. */
+  private def find(bytes: Array[Byte], key: Array[Byte], from: Int, end: Int): Int = {
+    val anchor = key(1)
+    val spread = (anchor & 0xffL) * Ones
+    var i = from + 1
+    val last = end - key.length + 1 // the last place the anchor can be
     while (i <= last) {
-      if (bytes(i) == key(0)) {
-        var m = 1
-        while (m < key.length && bytes(i + m) == key(m)) m += 1
-        if (m == key.length) return i
+      if (i + 8 <= end) {
+        val word = Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + i) ^ spread
+        if (((word - Ones) & ~word & Highs) == 0) i += 8
+        else {
+          val stop = math.min(i + 8, last + 1)
+          while (i < stop) {
+            if (bytes(i) == anchor && matches(bytes, key, i - 1)) return i - 1
+            i += 1
+          }
+        }
+      } else {
+        if (bytes(i) == anchor && matches(bytes, key, i - 1)) return i - 1
+        i += 1
       }
-      i += 1
     }
     -1
+  }
+
+  private val Ones = 0x0101010101010101L
+  private val Highs = 0x8080808080808080L
+
+  private def matches(bytes: Array[Byte], key: Array[Byte], at: Int): Boolean = {
+    var m = 0
+    while (m < key.length && bytes(at + m) == key(m)) m += 1
+    m == key.length
   }
 }
