@@ -86,7 +86,7 @@ object FlatRecord {
     val number = token == JsonToken.VALUE_NUMBER_INT || token == JsonToken.VALUE_NUMBER_FLOAT
     kind match {
       case ScalarKind.Text =>
-        if (token == JsonToken.VALUE_STRING) UTF8String.fromString(parser.getText) else null
+        if (token == JsonToken.VALUE_STRING) text(parser) else null
       case ScalarKind.Double => if (number) parser.getDoubleValue else null
       case ScalarKind.Float => if (number) parser.getFloatValue else null
       case ScalarKind.Long => if (token == JsonToken.VALUE_NUMBER_INT) parser.getLongValue else null
@@ -94,5 +94,22 @@ object FlatRecord {
       case _ => if (token == JsonToken.VALUE_TRUE) true
                 else if (token == JsonToken.VALUE_FALSE) false else null
     }
+  }
+
+  /** The string token's text as UTF-8, what `UTF8String.fromString(parser.getText)` gives:
+    * an ASCII text (most) straight from the parser's characters, with no String between. */
+  private def text(parser: com.fasterxml.jackson.core.JsonParser): UTF8String = {
+    val chars = parser.getTextCharacters
+    val offset = parser.getTextOffset
+    val length = parser.getTextLength
+    val bytes = new Array[Byte](length)
+    var i = 0
+    while (i < length) {
+      val c = chars(offset + i)
+      if (c >= 0x80) return UTF8String.fromString(new String(chars, offset, length))
+      bytes(i) = c.toByte
+      i += 1
+    }
+    UTF8String.fromBytes(bytes)
   }
 }
