@@ -141,7 +141,7 @@ object RecordText {
     var i = from + 1
     val last = end - key.length + 1 // the last place the anchor can be
     while (i <= last) {
-      if (i + 8 <= end) {
+      if (Unaligned && i + 8 <= end) {
         val word = Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + i) ^ spread
         if (((word - Ones) & ~word & Highs) == 0) i += 8
         else {
@@ -159,6 +159,8 @@ object RecordText {
     -1
   }
 
+  // a word read at any byte, as JsonRecord.isAscii reads one: where the platform allows it
+  private val Unaligned = Platform.unaligned()
   private val Ones = 0x0101010101010101L
   private val Highs = 0x8080808080808080L
 
