@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 
 from asaql.runtime import columns as C
 from asaql.spark.jvm_functions import arrival_break, grouped, least_by
+from asaql.spark.sources.partition_scan import scan_matters
 
 # Per (bucket, key), in this order: (name, how the values merge: x max, n min, s sum)
 STATS = (("_top", "x"), ("_data", "s"), ("_last_arrival", "x"), ("_n", "s"), ("_early", "s"),
@@ -168,11 +169,9 @@ def read_observed(values: dict) -> tuple[list[dict], list[dict] | None, str | No
 def found_partitions() -> Column:
     """Per partition the records' scan finds (partition_scan.found_on_pass), its first
     arrival: `observe`d on the run's first pass in place of the partitions' job. Only the
-    records that may matter: one that is no event (malformed), or whose text names another
-    partition first than the one it has (a case the parser reads otherwise); the others'
-    partitions the step sees with events, which never wait for a first arrival."""
-    wanted = F.col(C.CONTROL).isNull() & (F.col(C.ERROR).isNotNull() | (
-        F.col(C.FOUND_PARTITION) != F.col(C.PARTITION)))
+    records whose scan matters (partition_scan.scan_matters)."""
+    wanted = F.col(C.CONTROL).isNull() & scan_matters(
+        F.col(C.ERROR), F.col(C.FOUND_PARTITION), F.col(C.PARTITION))
     return grouped((("_first", "n"),), [F.when(wanted, F.col(C.FOUND_PARTITION))],
                    [F.when(wanted, F.unix_micros(F.col(C.FOUND_ARRIVAL)))]).alias("partitions")
 

@@ -33,7 +33,7 @@ from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_from_sample, inferred_in_one_pass
 from asaql.spark.jvm_functions import iso_timestamp, json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
-from asaql.spark.sources.partition_scan import found_on_pass, found_partition
+from asaql.spark.sources.partition_scan import found_on_pass, found_partition, scan_matters
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
@@ -411,7 +411,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
         *([F.col("_asaql_message_key").alias(KEY_COLUMN)] if "key" in carried else []),
         *([F.col("_asaql_headers").alias(HEADERS_COLUMN)] if "headers" in carried else []),
         *(found_on_pass(F.col(_FOUND), text, is_control, jvm, F.lit(True) if rejected_later
-                        else error.isNotNull() | (F.col(_FOUND) != partition_or_none))
+                        else scan_matters(error, F.col(_FOUND), partition_or_none))
           if found else []),
     )
 

@@ -62,35 +62,55 @@ def _micros(spark: SparkSession, texts: list[str]) -> list[int | None]:
 _CHUNK = 500
 
 
-def partition_columns(text: Column, jvm: bool, blank: bool = True) -> tuple[Column, Column]:
+def partition_columns(text: Column, jvm: bool) -> tuple[Column, Column]:
     """Of a record's text, as Spark columns: (its PartitionId, 0 for none, NULL for a line
-    that is blank after Spark's `trim`; its first arrival time, NULL for none). Found by the
-    same two patterns as above, or with the JVM engine by comparing bytes (half the time).
-    `blank` False: the texts are never blank (no `trim`, a copy of each)."""
+    that is blank after Spark's `trim`; its first arrival time, NULL for none)."""
+    return partition_number(text, jvm), arrival_found(text, jvm)
+
+
+def partition_number(text: Column, jvm: bool, blank: bool = True) -> Column:
+    """A record's PartitionId as the scan finds it: 0 for none, NULL for a line that is blank
+    after Spark's `trim`. Found by the pattern above, or with the JVM engine by comparing
+    bytes (half the time). `blank` False: the texts are never blank (no `trim`, a copy of
+    each)."""
     if jvm:
-        partition = F.coalesce(partition_digits(text), F.lit(""))
-        arrival = F.coalesce(arrival_text(text), F.lit(""))
+        digits = F.coalesce(partition_digits(text), F.lit(""))
     else:
-        partition = F.regexp_extract(
+        digits = F.regexp_extract(
             text, rf'"{C.PARTITION_FIELD}"\s*:\s*"?(\d{{1,18}})"?\s*[,}}]', 1)
-        arrival = F.regexp_extract(text, rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
-    number = F.when(partition == "", 0).otherwise(partition.cast("bigint"))
-    return (F.when(F.trim(text) != "", number) if blank else number,
-            iso_timestamp(F.when(arrival != "", arrival), jvm))
+    number = F.when(digits == "", 0).otherwise(digits.cast("bigint"))
+    return F.when(F.trim(text) != "", number) if blank else number
+
+
+def arrival_found(text: Column, jvm: bool) -> Column:
+    """A record's first arrival time as the scan finds it, NULL for none."""
+    if jvm:
+        found = F.coalesce(arrival_text(text), F.lit(""))
+    else:
+        found = F.regexp_extract(text, rf'"{C.ARRIVAL_FIELD}"\s*:\s*"([^"]+)"', 1)
+    return iso_timestamp(F.when(found != "", found), jvm)
 
 
 def found_partition(text: Column, jvm: bool) -> Column:
     """The partition the partitions' scan (discover_partitions) finds in a record's text
     (never blank), for the run whose one pass finds the input's partitions instead
     (native_step.py): 0 for none."""
-    return partition_columns(text, jvm, blank=False)[0]
+    return partition_number(text, jvm, blank=False)
+
+
+def scan_matters(error: Column, found: Column, partition: Column) -> Column:
+    """Whether a record's scan is needed to know the input's partitions: it is no event
+    (`error`), or its text names another partition first (`found`) than the one it has (a
+    case the parser reads otherwise). The others' partitions the step sees with events, which
+    never wait for a first arrival."""
+    return error.isNotNull() | (found != partition)
 
 
 def found_on_pass(found: Column, text: Column, control: Column, jvm: bool,
                   matters: Column) -> list[Column]:
     """FOUND_PARTITION (`found`, of found_partition) and FOUND_ARRIVAL: what the scan finds
     of a record, NULL for a control record. The arrival only of a record that `matters`
-    (step_stats.found_partitions reads no other's): finding it was a tenth of the pass."""
-    arrival = partition_columns(text, jvm, blank=False)[1]
+    (scan_matters; step_stats.found_partitions reads no other's): finding it was a tenth of
+    the pass."""
     return [F.when(~control, found).alias(C.FOUND_PARTITION),
-            F.when(~control & matters, arrival).alias(C.FOUND_ARRIVAL)]
+            F.when(~control & matters, arrival_found(text, jvm)).alias(C.FOUND_ARRIVAL)]

@@ -143,8 +143,8 @@ object JsonRecord {
     val offset = text.getBaseOffset
     val size = text.numBytes()
     var i = 0
-    if (Platform.unaligned()) while (i + 8 <= size) {
-      if ((Platform.getLong(base, offset + i) & 0x8080808080808080L) != 0) return false
+    if (ByteWords.Unaligned) while (i + 8 <= size) {
+      if (ByteWords.anyHigh(ByteWords.at(base, offset + i))) return false
       i += 8
     }
     while (i < size) {

@@ -137,32 +137,23 @@ object RecordText {
     * without it (most) is passed in one step, one with it is tried byte by byte. */
   private def find(bytes: Array[Byte], key: Array[Byte], from: Int, end: Int): Int = {
     val anchor = key(1)
-    val spread = (anchor & 0xffL) * Ones
+    val spread = ByteWords.spread(anchor)
     var i = from + 1
     val last = end - key.length + 1 // the last place the anchor can be
     while (i <= last) {
-      if (Unaligned && i + 8 <= end) {
-        val word = Platform.getLong(bytes, Platform.BYTE_ARRAY_OFFSET + i) ^ spread
-        if (((word - Ones) & ~word & Highs) == 0) i += 8
-        else {
-          val stop = math.min(i + 8, last + 1)
-          while (i < stop) {
-            if (bytes(i) == anchor && matches(bytes, key, i - 1)) return i - 1
-            i += 1
-          }
+      val byWord = ByteWords.Unaligned && i + 8 <= end
+      if (byWord && !ByteWords.contains(
+          ByteWords.at(bytes, Platform.BYTE_ARRAY_OFFSET + i), spread)) i += 8
+      else {
+        val stop = if (byWord) math.min(i + 8, last + 1) else i + 1
+        while (i < stop) {
+          if (bytes(i) == anchor && matches(bytes, key, i - 1)) return i - 1
+          i += 1
         }
-      } else {
-        if (bytes(i) == anchor && matches(bytes, key, i - 1)) return i - 1
-        i += 1
       }
     }
     -1
   }
-
-  // a word read at any byte, as JsonRecord.isAscii reads one: where the platform allows it
-  private val Unaligned = Platform.unaligned()
-  private val Ones = 0x0101010101010101L
-  private val Highs = 0x8080808080808080L
 
   private def matches(bytes: Array[Byte], key: Array[Byte], at: Int): Boolean = {
     var m = 0
