@@ -43,11 +43,12 @@ LEAST_BY = "asaql_least_by"  # aggregate (text, keys...) → the text of the lea
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)
 ORDERED_LINE = "asaql_ordered_line"  # (order values…, line) → the line as a task stages it
 ORDERED_LINES = "asaql.engine.OrderedLines"  # merge(parts, kinds, target): the driver's merge
+FRAMES = "asaql.engine.Frames"  # select(frame, JSON array of SQL texts): a projection in one call
 DATETIME_TEXT = "asaql_datetime_text"  # (timestamp) → ASA's text of it (DatetimeText.scala)
 JSON_LINE = "asaql_json_line"  # (struct) → to_json(struct) with NULLs kept (JsonLine.scala)
 ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "15"  # Functions.Version: a jar of another version is not used
+ENGINE_VERSION = "16"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

@@ -42,6 +42,7 @@ from asaql.spark.sources.step_input import (
     apply_step, declared_of, ordered_reading, policy_settings, read_source, record_json,
     stamp_events,
 )
+from asaql.spark.text_select import quoted, select_text
 
 
 @dataclass
@@ -304,8 +305,9 @@ def lower_group(spark: SparkSession, group: SourceGroup, path: str, schema: T.St
 
 def _named_back(stepped: DataFrame, renames: dict) -> DataFrame:
     """The step's output with the payload fields under their own names again."""
-    return stepped.select(*[F.col(new).alias(old) for old, new in renames.items()],
-                          *[c for c in stepped.columns if c not in renames.values()])
+    return select_text(stepped, [
+        *[f"{quoted(new)} AS {quoted(old)}" for old, new in renames.items()],
+        *[quoted(c) for c in stepped.columns if c not in renames.values()]])
 
 
 def _shared_windows(writes: list[WriteOutput], stamped: DataFrame, scope: Scope,

@@ -13,13 +13,15 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from asaql.runtime.bucket import INFINITY
 from asaql.runtime.policy import NONE
+from asaql.spark.text_select import quoted, select_text, sql_type
 
 
 def conform(frame: DataFrame, schema: T.StructType) -> DataFrame:
     """The frame with every column of `schema`, in order, of its type (NULL where absent)."""
     present = set(frame.columns)
-    return frame.select(*[(F.col(f"`{f.name}`") if f.name in present else F.lit(None))
-                          .cast(f.dataType).alias(f.name) for f in schema.fields])
+    return select_text(frame, [
+        f"CAST({quoted(f.name) if f.name in present else 'NULL'} AS {sql_type(f.dataType)}) "
+        f"AS {quoted(f.name)}" for f in schema.fields])
 
 
 def known(value):

@@ -55,3 +55,23 @@ def remember_lookups(context) -> None:
     view = type(context)._jvm
     if view is not None and not isinstance(view, RememberingView):
         type(context)._jvm = RememberingView(view)
+
+
+def static_class(spark, name: str) -> JavaClass | None:
+    """The class of fully qualified `name` in the driver's JVM of `spark` (a classic session),
+    kept by the view when it remembers; None when the JVM has no such class or the session is
+    a Spark Connect one (no JVM here)."""
+    view = getattr(spark, "_jvm", None)
+    if view is None:
+        return None
+    kept = view._classes.get(name) if isinstance(view, RememberingView) else None
+    if kept is None:
+        found = view
+        for part in name.split("."):
+            found = getattr(found, part)
+        if not isinstance(found, JavaClass):
+            return None
+        kept = RememberingClass(found._fqn, found._gateway_client)
+        if isinstance(view, RememberingView):
+            view._classes[name] = kept
+    return kept

@@ -16,7 +16,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "15"
+  val Version = "16"
 
   private type Builder = Seq[Expression] => Expression
 
