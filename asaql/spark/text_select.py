@@ -33,6 +33,11 @@ def quoted(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
+def literal(text: str) -> str:
+    """A SQL string literal of `text`, as it is (Spark's parser undoes these escapes)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 def sql_type(kind: T.DataType) -> str:
     """A type as SQL text (a struct's field names backquoted: any name, as it is)."""
     if isinstance(kind, T.StructType):

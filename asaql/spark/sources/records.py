@@ -15,11 +15,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.inputs.records import MAX_DEPTH
 from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
+from asaql.inputs.records import MAX_DEPTH
+from asaql.jvm.engine import JSON_TEXTS, TOP_LEVEL_VALUES
 from asaql.runtime import columns as C
 from asaql.spark import jvm_functions
 from asaql.spark.sources.ordered_files import WARMUP_LINES
+from asaql.spark.text_select import literal, quoted, select_text
 
 BOM = "\ufeff"
 REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
@@ -32,36 +34,36 @@ def split_lines(files: DataFrame) -> DataFrame:
     """Whole files (`value`, `_metadata`) → one row per non-blank line: FILE, its modification
     time, LINE (1-based) and the line's text, without a CR before the LF nor a byte-order mark
     at the start of the file. A file that is one JSON array spread over several lines (ASA's
-    "array" JSON format, pretty-printed) is one record at line 1 (array_elements splits it)."""
-    value = F.col("value")
-    value = F.when(value.startswith(BOM), F.substring(value, 2, 2**31 - 1)).otherwise(value)
-    line = F.col("_asaql_pos") + 1
+    "array" JSON format, pretty-printed) is one record at line 1 (array_elements splits it).
+    Written as SQL text: one round trip to the JVM per projection (text_select.py)."""
+    value = f"CASE WHEN startswith(value, {literal(BOM)}) THEN substring(value, 2, {2**31 - 1}) " \
+            "ELSE value END"
+    line = "_asaql_pos + 1"
     warmup = "warmup" in files.schema["_metadata"].dataType.fieldNames()  # ordered_files.py
     if warmup:
-        line = line - F.when(F.col("_asaql_warmup"), F.lit(WARMUP_LINES)).otherwise(0)
-    lines = files.select(
-        F.col("_metadata.file_path").alias(C.FILE),
-        F.col("_metadata.file_modification_time").alias("_asaql_mtime"),
-        *([F.col("_metadata.warmup").alias("_asaql_warmup")] if warmup else []),
-        F.posexplode(F.when(_whole_array(value), F.array(value))
-                     .otherwise(F.split(value, "\n"))).alias("_asaql_pos", "_asaql_text"),
-    )
-    text = F.col("_asaql_text")
+        line += f" - CASE WHEN _asaql_warmup THEN {WARMUP_LINES} ELSE 0 END"
+    lines = select_text(files, [
+        f"_metadata.file_path AS {quoted(C.FILE)}",
+        "_metadata.file_modification_time AS _asaql_mtime",
+        *(["_metadata.warmup AS _asaql_warmup"] if warmup else []),
+        f"posexplode(CASE WHEN {_whole_array(value)} THEN array({value}) "
+        f"ELSE split({value}, {literal(chr(10))}) END) AS (_asaql_pos, _asaql_text)",
+    ])
     # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
-    text = F.when(text.endswith("\r"),
-                  F.expr("substring(_asaql_text, 1, length(_asaql_text) - 1)")).otherwise(text)
-    return lines.select(C.FILE, "_asaql_mtime", line.alias(C.LINE),
-                        text.alias("_asaql_text")) \
-        .where(F.trim(F.col("_asaql_text")) != "")
+    text = f"CASE WHEN endswith(_asaql_text, {literal(chr(13))}) " \
+           "THEN substring(_asaql_text, 1, length(_asaql_text) - 1) ELSE _asaql_text END"
+    return select_text(lines, [quoted(C.FILE), "_asaql_mtime", f"{line} AS {quoted(C.LINE)}",
+                               f"{text} AS _asaql_text"]) \
+        .where("trim(_asaql_text) != ''")
 
 
-def _whole_array(value: Column) -> Column:
+def _whole_array(value: str) -> str:
     """A file that starts with '[' and whose first line does not end the array: one array
     spread over lines. A first line ending in ']' is a line of its own (JSON lines of arrays,
     or a one-line array: the same events either way). Spark's parser would read only the
     first of several arrays in a text, so the whole text is never parsed as one on trust."""
-    first_line = F.rtrim(F.substring_index(value, "\n", 1))
-    return F.ltrim(value).startswith("[") & ~first_line.endswith("]")
+    first_line = f"rtrim(substring_index({value}, {literal(chr(10))}, 1))"
+    return f"(startswith(ltrim({value}), '[') AND NOT endswith({first_line}, ']'))"
 
 
 def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
@@ -72,43 +74,53 @@ def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
     element's. ARRAY_PROBLEM: why the line or element is no event (a malformed or empty array,
     a null element); the others (a number, a string, a nested array) are found by
     shape_problem like any line that is not an object. `jvm`: the bracket walk by the JVM
-    engine (RecordText.scala), which keeps the projection in whole-stage code generation."""
-    text = F.col("_asaql_text")
-    is_array = F.coalesce(F.ltrim(text).startswith("["), F.lit(False))
-    source_element = F.col(ELEMENT) if ELEMENT in lines.columns else F.lit(None).cast("int")
-    others = [c for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
+    engine (RecordText.scala), which keeps the projection in whole-stage code generation.
+    Written as SQL text, as split_lines."""
+    is_array = "coalesce(startswith(ltrim(_asaql_text), '['), false)"
+    source_element = quoted(ELEMENT) if ELEMENT in lines.columns else "CAST(NULL AS int)"
+    others = [quoted(c) for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
+    if jvm:
+        closes = f"{TOP_LEVEL_VALUES}(_asaql_text)"
+    else:  # the walk's lambdas as a Column of their own (a rare fallback: no engine)
+        lines = lines.select("*", F.when(F.expr(is_array), _top_level_values(
+            F.col("_asaql_text"))).alias("_asaql_closes"))
+        closes = "_asaql_closes"
     # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
-    elements = F.when(is_array, jvm_functions.json_texts(text) if jvm
-                      else F.from_json(text, T.ArrayType(T.StringType())))
-    with_elements = lines.select(
-        *others, C.LINE, text, source_element.alias(ELEMENT), is_array.alias("_asaql_is_array"),
-        elements.alias("_asaql_elements"))
-    array, elements = F.col("_asaql_is_array"), F.col("_asaql_elements")
+    parse = f"{JSON_TEXTS}(_asaql_text)" if jvm \
+        else "from_json(_asaql_text, 'array<string>')"
+    with_elements = select_text(lines, [
+        *others, quoted(C.LINE), "_asaql_text", f"{source_element} AS {quoted(ELEMENT)}",
+        f"{is_array} AS _asaql_is_array", f"CASE WHEN {is_array} THEN {parse} END AS _asaql_elements",
+        *([closes] if not jvm else [])])
     line_problem = (
-        F.when(array & elements.isNull(), F.lit("malformed JSON: an array that does not parse"))
+        "CASE WHEN _asaql_is_array AND _asaql_elements IS NULL "
+        f"THEN {literal('malformed JSON: an array that does not parse')} "
         # the parser stops at the array's end: what follows would be lost unseen
-        .when(array & (~F.rtrim(text).endswith("]") | (_top_level_values(text, jvm) > 1)),
-              F.lit("text after the JSON array"))
-        .when(array & (F.size(elements) == 0), F.lit("an empty JSON array: no event in it")))
-    checked = with_elements.select(
-        *others, C.LINE, ELEMENT, text, elements, line_problem.alias("_asaql_line_problem"),
-        (array & line_problem.isNull()).alias("_asaql_usable"))
-    usable = F.col("_asaql_usable")
+        f"WHEN _asaql_is_array AND (NOT endswith(rtrim(_asaql_text), ']') OR {closes} > 1) "
+        f"THEN {literal('text after the JSON array')} "
+        "WHEN _asaql_is_array AND size(_asaql_elements) = 0 "
+        f"THEN {literal('an empty JSON array: no event in it')} END")
+    checked = select_text(with_elements, [
+        *others, quoted(C.LINE), quoted(ELEMENT), "_asaql_text", "_asaql_elements",
+        f"{line_problem} AS _asaql_line_problem",
+        f"(_asaql_is_array AND ({line_problem}) IS NULL) AS _asaql_usable"])
     # only flags go past the explode: a whole-file array is not copied once per element
-    exploded = checked.select(
-        *others, C.LINE, ELEMENT, "_asaql_line_problem", usable,
-        F.posexplode(F.when(usable, elements).otherwise(F.array(text)))
-        .alias("_asaql_pos", "_asaql_text"))
-    index = F.when(usable, F.col("_asaql_pos"))
-    item = F.col("_asaql_text")
-    problem = F.coalesce(F.col("_asaql_line_problem"), F.when(usable, F.when(
-        F.col("_asaql_pos") >= MAX_ELEMENTS, F.lit(f"an array of more than {MAX_ELEMENTS} events"))
-        .when(item.isNull(), F.lit("a null array element, not a JSON object"))))
-    where = F.col(C.LINE).cast("bigint") * F.lit(1 << ELEMENT_BITS) \
-        + F.coalesce(index + 1, F.col(ELEMENT) + 1, F.lit(0)).cast("bigint")
-    text = F.coalesce(item, F.when(usable, F.lit("null")))  # a null element's text, as sent
-    return exploded.select(*others, where.alias(C.LINE), text.alias("_asaql_text"),
-                           problem.alias(ARRAY_PROBLEM))
+    exploded = select_text(checked, [
+        *others, quoted(C.LINE), quoted(ELEMENT), "_asaql_line_problem", "_asaql_usable",
+        "posexplode(CASE WHEN _asaql_usable THEN _asaql_elements ELSE array(_asaql_text) END) "
+        "AS (_asaql_pos, _asaql_text)"])
+    index = "CASE WHEN _asaql_usable THEN _asaql_pos END"
+    problem = (
+        "coalesce(_asaql_line_problem, CASE WHEN _asaql_usable THEN CASE "
+        f"WHEN _asaql_pos >= {MAX_ELEMENTS} "
+        f"THEN {literal(f'an array of more than {MAX_ELEMENTS} events')} "
+        f"WHEN _asaql_text IS NULL THEN {literal('a null array element, not a JSON object')} "
+        "END END)")
+    where = f"CAST({quoted(C.LINE)} AS bigint) * {1 << ELEMENT_BITS} " \
+        f"+ CAST(coalesce({index} + 1, {quoted(ELEMENT)} + 1, 0) AS bigint)"
+    text = "coalesce(_asaql_text, CASE WHEN _asaql_usable THEN 'null' END)"  # as sent
+    return select_text(exploded, [*others, f"{where} AS {quoted(C.LINE)}",
+                                  f"{text} AS _asaql_text", f"{problem} AS {ARRAY_PROBLEM}"])
 
 
 ELEMENT = "_asaql_element"  # the record's index in its Kafka message (CSV, Avro), if several
