@@ -14,9 +14,9 @@ from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
                               ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
-                              GROUPED, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD, JSON_TEXTS,
+                              GROUPED, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD,
                               LEAST_BY, ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
-                              REPEATED_KEY, ROW_CACHE, TOP_LEVEL_VALUES, EngineJar, engine_jar)
+                              REPEATED_KEY, ROW_CACHE, EngineJar, engine_jar)
 
 DEFAULT_ENGINE = "jvm"
 
@@ -169,19 +169,9 @@ def merge_ordered_lines(spark: SparkSession, parts: list[str], kinds: str, targe
     return reduce(getattr, ORDERED_LINES.split("."), spark._jvm).merge(parts, kinds, target)
 
 
-def json_texts(text: Column) -> Column:
-    """`from_json(text, 'array<string>')`, in generated code (JsonTexts.scala)."""
-    return F.call_function(JSON_TEXTS, text)
-
-
 def bracket_depth(text: Column) -> Column:
     """The deepest nesting outside strings (RecordText.scala; records.py's `_depth`)."""
     return F.call_function(BRACKET_DEPTH, text)
-
-
-def top_level_values(text: Column) -> Column:
-    """Values closed at the top level (RecordText.scala; records.py's `_top_level_values`)."""
-    return F.call_function(TOP_LEVEL_VALUES, text)
 
 
 def repeated_key(keys: Column, lowered: Column) -> Column:

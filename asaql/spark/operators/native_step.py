@@ -48,6 +48,7 @@ from asaql.spark.sources.ordered_files import not_warmup, read_in_order
 from asaql.spark.operators.open_windows import (
     closed_in_driver, gathered, merged_partials, window_statement,
 )
+from asaql.spark.text_select import quoted, select_text
 
 
 class NativeStep:
@@ -303,35 +304,37 @@ class NativeStep:
         else, when the scan works them out, → also what it observed (step_stats.py's
         `before_order`, and `find`: the partitions found), else None."""
         policy = self.spec.policy
-        event = F.unix_micros(C.EVENT_TIME)
-        arrival = F.unix_micros(C.ARRIVAL)
-        good = F.col(C.ERROR).isNull() & F.col(C.CONTROL).isNull()
-        early = (event > arrival + F.lit(policy.early_us)) if policy.early_us is not None \
-            else F.lit(False)
-        late_bound = arrival - F.lit(policy.late_us)
-        late = ~early & (event < late_bound)
-        first = batch.select(
-            "*", good.alias("_good"), early.alias("_early"), late.alias("_late"),
-            F.when(late, late_bound).otherwise(event).alias("_stamped"),
-            (early | (late & F.lit(policy.drop))).alias("_dropped0"),
-            arrival.alias("_arrival_us"))
+        drop = "true" if policy.drop else "false"
+        # the fixed projections as SQL text: one round trip each (asaql/spark/text_select.py)
+        event = f"unix_micros({quoted(C.EVENT_TIME)})"
+        arrival = f"unix_micros({quoted(C.ARRIVAL)})"
+        good = f"({quoted(C.ERROR)} IS NULL AND {quoted(C.CONTROL)} IS NULL)"
+        early = f"({event} > {arrival} + ({policy.early_us}))" \
+            if policy.early_us is not None else "false"
+        late_bound = f"({arrival} - ({policy.late_us}))"
+        late = f"(NOT {early} AND {event} < {late_bound})"
+        first = select_text(batch, [
+            "*", f"{good} AS _good", f"{early} AS _early", f"{late} AS _late",
+            f"CASE WHEN {late} THEN {late_bound} ELSE {event} END AS _stamped",
+            f"({early} OR ({late} AND {drop})) AS _dropped0", f"{arrival} AS _arrival_us"])
         floor = None
         if ordered and state.emitted:
             if self.spec.scope == "combined":
-                floor = F.lit(known(state.emitted.get("*"))).cast("long")
+                emitted = known(state.emitted.get("*"))
+                floor = f"CAST({'NULL' if emitted is None else f'({emitted})'} AS bigint)"
             else:
                 first = with_key_values(first, C.KEY, "_floor", state.emitted)
-                floor = F.col("_floor")
-        first = first.select("*", F.when(F.col("_good") & ~F.col("_dropped0"),
-                                         F.col("_stamped")).alias("_candidate"))
+                floor = "_floor"
+        first = select_text(first, [
+            "*", "CASE WHEN _good AND NOT _dropped0 THEN _stamped END AS _candidate"])
         candidate = F.col("_candidate")
         scanned = seen = None
         if policy.ooo_us >= UNBOUNDED_DISORDER:
             # arrival time (no TIMESTAMP BY): the largest System.Timestamp before an event, less
             # this, is below every datetime, so only the floor binds and no order is needed:
             # no shuffle, no sort, no window function
-            before = bound = F.lit(None).cast("long")
-            nothing_before = [before.alias("_before")]
+            bound = "CAST(NULL AS bigint)"
+            nothing_before = [f"{bound} AS _before"]
         else:
             nothing_before = []
             given = seeds is not None
@@ -350,24 +353,21 @@ class NativeStep:
             # the largest before in a projection of its own: the bound reads its column, so
             # the scan (nondeterministic, never a common subexpression) runs once a row
             first = first.select("*", before.alias("_before"))
-            before = F.col("_before")
-            bound = before - F.lit(policy.ooo_us)
+            bound = f"(_before - ({policy.ooo_us}))"
         if floor is not None:
-            bound = F.greatest(bound, floor)
-        second = first.select("*", *nothing_before, bound.alias("_bound"))
-        ooo = F.col("_good") & ~F.col("_dropped0") & F.coalesce(
-            F.col("_stamped") < F.col("_bound"), F.lit(False))
-        dropped = F.col("_dropped0") | (ooo & F.lit(policy.drop))
-        stamped = F.when(ooo & F.lit(not policy.drop), F.col("_bound")) \
-            .otherwise(F.col("_stamped"))
-        flags = (F.when(F.col("_early"), C.EARLY).otherwise(0)
-                 + F.when(F.col("_late"), C.LATE).otherwise(0)
-                 + F.when(ooo, C.OUT_OF_ORDER).otherwise(0)
-                 + F.when(dropped, C.DROPPED).otherwise(0))
-        accepted = F.col("_good") & ~dropped
-        return second.select(
-            "*", accepted.alias("_accepted"), F.when(accepted, stamped).alias("_ts"),
-            F.when(F.col("_good"), flags).alias("_flags")), scanned, seen
+            bound = f"greatest({bound}, {floor})"
+        second = select_text(first, ["*", *nothing_before, f"{bound} AS _bound"])
+        ooo = "(_good AND NOT _dropped0 AND coalesce(_stamped < _bound, false))"
+        dropped = f"(_dropped0 OR ({ooo} AND {drop}))"
+        stamped = "_stamped" if policy.drop else f"CASE WHEN {ooo} THEN _bound ELSE _stamped END"
+        flags = (f"CASE WHEN _early THEN {C.EARLY} ELSE 0 END"
+                 f" + CASE WHEN _late THEN {C.LATE} ELSE 0 END"
+                 f" + CASE WHEN {ooo} THEN {C.OUT_OF_ORDER} ELSE 0 END"
+                 f" + CASE WHEN {dropped} THEN {C.DROPPED} ELSE 0 END")
+        accepted = f"(_good AND NOT {dropped})"
+        return select_text(second, [
+            "*", f"{accepted} AS _accepted", f"CASE WHEN {accepted} THEN {stamped} END AS _ts",
+            f"CASE WHEN _good THEN {flags} END AS _flags"]), scanned, seen
 
     # ------------------------------------------------------------------ clocks, watermarks
     def _watermarks(self, state: NativeState, invoked: set) -> dict:

@@ -90,7 +90,8 @@ def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
         else "from_json(_asaql_text, 'array<string>')"
     with_elements = select_text(lines, [
         *others, quoted(C.LINE), "_asaql_text", f"{source_element} AS {quoted(ELEMENT)}",
-        f"{is_array} AS _asaql_is_array", f"CASE WHEN {is_array} THEN {parse} END AS _asaql_elements",
+        f"{is_array} AS _asaql_is_array",
+        f"CASE WHEN {is_array} THEN {parse} END AS _asaql_elements",
         *([closes] if not jvm else [])])
     line_problem = (
         "CASE WHEN _asaql_is_array AND _asaql_elements IS NULL "
@@ -273,11 +274,10 @@ def _bracket_count(text: Column) -> Column:
     return F.octet_length(text) * 2 - without("{") - without("[")
 
 
-def _top_level_values(text: Column, jvm: bool = False) -> Column:
+def _top_level_values(text: Column) -> Column:
     """How many times the brackets outside strings close back to the top level: 1 for one
-    array or object, more for `[…] […]` (a walk: only on a line that starts with '[')."""
-    if jvm:
-        return jvm_functions.top_level_values(text)
+    array or object, more for `[…] […]` (a walk: only on a line that starts with '['; with the
+    engine, its TOP_LEVEL_VALUES in array_elements' SQL)."""
     return _bracket_walk(text, "closed", lambda closed, at: closed + F.when(at == 0, 1)
                          .otherwise(0))
 
