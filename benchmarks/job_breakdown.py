@@ -33,6 +33,7 @@ def session(event_log: Path):
     from asaql.spark.jvm_functions import session_settings
     from asaql.spark.session.builder import SESSION_CONF
     from asaql.spark.session.class_archive import driver_options
+    from asaql.spark.session.jvm_view import remember_lookups
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -45,7 +46,9 @@ def session(event_log: Path):
     settings["spark.driver.extraJavaOptions"] += " " + driver_options()
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    remember_lookups(spark.sparkContext)  # as asaql's own sessions do (session/builder.py)
+    return spark
 
 
 def report(event_log: Path) -> None:

@@ -38,6 +38,7 @@ EXACT_SUM_VALUE = "asaql_exact_sum_value"  # (serialized sum) → rounded once t
 ARRIVAL_BREAK = "asaql_arrival_break"  # (segment, arrival, position) → read out of arrival order?
 PRIOR_MAX = "asaql_prior_max"  # (segment, position, value, seeds json) → largest value before
 INFER_JSON = "asaql_infer_json"  # aggregate (line, max depth) → JSON: the lines' merged type
+INFER_SAMPLE = "asaql.engine.InferJson"  # sample(files, bytes per file, max depth): in the driver
 GROUPED = "asaql_grouped"  # aggregate (ops, group count, groups..., values...) → JSON rows
 LEAST_BY = "asaql_least_by"  # aggregate (text, keys...) → the text of the least keys
 PARTITION_DIGITS = "asaql_partition_digits"  # (text) → the first PartitionId's digits (discovery)

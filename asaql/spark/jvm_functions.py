@@ -6,17 +6,16 @@ and the entry points' names: asaql/jvm/engine.py."""
 from __future__ import annotations
 
 import json
-from functools import reduce
-
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
                               ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
-                              GROUPED, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD,
+                              GROUPED, INFER_SAMPLE, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD,
                               LEAST_BY, ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
                               REPEATED_KEY, ROW_CACHE, EngineJar, engine_jar)
+from asaql.spark.session.jvm_view import static_class
 
 DEFAULT_ENGINE = "jvm"
 
@@ -42,8 +41,8 @@ def engine_problem(spark: SparkSession) -> str | None:
     jvm = getattr(spark, "_jvm", None)
     if jvm is not None:
         try:
-            functions = reduce(getattr, FUNCTIONS.split("."), jvm)
-            if functions.version() == ENGINE_VERSION:
+            functions = static_class(spark, FUNCTIONS)
+            if functions is not None and functions.version() == ENGINE_VERSION:
                 functions.register(spark._jsparkSession)
                 if _has_functions(spark):
                     return None
@@ -166,7 +165,14 @@ def merge_ordered_lines(spark: SparkSession, parts: list[str], kinds: str, targe
     """Appends to `target` the lines of `parts` (files of ordered_line's lines, each in
     order), all in order, without their prefixes; → how many. `kinds`: the order values',
     'n' (a number or timestamp) or 's' (a text) each."""
-    return reduce(getattr, ORDERED_LINES.split("."), spark._jvm).merge(parts, kinds, target)
+    return static_class(spark, ORDERED_LINES).merge(parts, kinds, target)
+
+
+def inferred_in_driver(spark: SparkSession, files: list[str], bytes_per_file: int,
+                       max_depth: int) -> str:
+    """The merged type of a sample of `files`' lines (their first and last `bytes_per_file`),
+    as JSON, inferred in the driver's JVM without a job (InferJson.sample)."""
+    return static_class(spark, INFER_SAMPLE).sample(files, bytes_per_file, max_depth)
 
 
 def bracket_depth(text: Column) -> Column:

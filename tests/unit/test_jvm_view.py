@@ -61,3 +61,17 @@ def test_field_values_packages_and_missing_members_are_asked_each_time(spark, co
         assert commands == ["r"]
     assert "noSuchMethod" not in integer._members
     assert "org.example" not in jvm._classes and getattr(jvm, "org.example") is not None
+
+
+def test_a_static_class_by_its_dotted_name_is_walked_once_and_a_missing_one_is_none(
+        spark, commands):
+    from asaql.spark.session.jvm_view import static_class
+
+    found = static_class(spark, "java.lang.Integer")
+    assert found is not None and found.parseInt("42") == 42
+    commands.clear()
+    again = static_class(spark, "java.lang.Integer")
+    assert again is found and commands == []  # kept: no round trip to find it
+    assert again.parseInt("7") == 7 and commands == ["c"]  # the method is kept too
+    assert static_class(spark, "org.example.NoSuchClass") is None
+    assert static_class(spark, "org.example.NoSuchClass") is None  # not kept: asked again

@@ -30,6 +30,16 @@ class RememberingView(JVMView):
                     name, RememberingClass(found._fqn, found._gateway_client))
         return found
 
+    def static_class(self, name: str) -> RememberingClass | None:
+        """The class of fully qualified `name` (a dotted path walked once, then kept), or None
+        when this JVM has no such class."""
+        found = self._classes.get(name)
+        if found is None:
+            found = _class_named(self, name)
+            if found is not None:
+                self._classes[name] = found
+        return found
+
 
 class RememberingClass(JavaClass):
     """A JavaClass whose static methods and nested classes, once found, are kept."""
@@ -61,17 +71,16 @@ def static_class(spark, name: str) -> JavaClass | None:
     """The class of fully qualified `name` in the driver's JVM of `spark` (a classic session),
     kept by the view when it remembers; None when the JVM has no such class or the session is
     a Spark Connect one (no JVM here)."""
-    view = getattr(spark, "_jvm", None)
-    if view is None:
-        return None
-    kept = view._classes.get(name) if isinstance(view, RememberingView) else None
-    if kept is None:
-        found = view
-        for part in name.split("."):
-            found = getattr(found, part)
-        if not isinstance(found, JavaClass):
-            return None
-        kept = RememberingClass(found._fqn, found._gateway_client)
-        if isinstance(view, RememberingView):
-            view._classes[name] = kept
-    return kept
+    context = getattr(spark, "_sc", None)  # its view, not the session's `_jvm`: PySpark copies
+    view = None if context is None else context._jvm  # that before remember_lookups replaces it
+    if isinstance(view, RememberingView):
+        return view.static_class(name)
+    return None if view is None else _class_named(view, name)
+
+
+def _class_named(view: JVMView, name: str) -> RememberingClass | None:
+    found = view
+    for part in name.split("."):
+        found = getattr(found, part)
+    return RememberingClass(found._fqn, found._gateway_client) \
+        if isinstance(found, JavaClass) else None

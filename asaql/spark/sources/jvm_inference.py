@@ -17,7 +17,8 @@ from pyspark.sql import types as T
 
 from asaql.inputs.records import MAX_DEPTH
 from asaql.jvm.engine import INFER_JSON
-from asaql.spark.jvm_functions import engine_problem, grouped, merges_in_driver
+from asaql.spark.jvm_functions import (engine_problem, grouped, inferred_in_driver,
+                                       merges_in_driver)
 from asaql.spark.sources.partition_scan import partition_columns
 
 _SCALARS = {"boolean": T.BooleanType(), "long": T.LongType(), "double": T.DoubleType(),
@@ -71,8 +72,8 @@ def inferred_from_sample(spark: SparkSession, files: list[Path]
     but for case: else every event would be read twice), no engine."""
     if not merges_in_driver(spark):
         return None
-    found = json.loads(spark._jvm.asaql.engine.InferJson.sample(
-        [str(f) for f in files], SAMPLE_BYTES_PER_FILE, MAX_DEPTH))
+    found = json.loads(inferred_in_driver(spark, [str(f) for f in files],
+                                          SAMPLE_BYTES_PER_FILE, MAX_DEPTH))
     if "declined" in found or found["kind"]["t"] != "record":
         return None
     kind = found["kind"]

@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from asaql.core.value_kinds import value_kind
 from asaql.runtime import columns as C
+from asaql.spark.text_select import quoted
 
 Path = tuple[str, ...]
 
@@ -160,7 +161,7 @@ def _struct(tree: dict) -> T.StructType:
 
 
 def _reference(path: Path) -> str:
-    return ".".join("`" + part.replace("`", "``") + "`" for part in path)
+    return ".".join(quoted(part) for part in path)
 
 
 def _is_mixed(kind: str | None) -> bool:
