@@ -53,7 +53,8 @@ def main() -> None:
     from pyspark.sql import types as T
 
     from asaql.spark.sources.io import infer_payload_schema
-    from asaql.spark.sources.records import object_keys, parse_problem, shape_problem, split_lines
+    from asaql.spark.sources.record_checks import object_keys, parse_problem, shape_problem
+    from asaql.spark.sources.records import split_lines
     from asaql.spark.session.builder import build_session
 
     spark = build_session("local[2]", spark_log=str(Path(tempfile.gettempdir()) / "bench.log"))
@@ -74,12 +75,13 @@ def main() -> None:
         with_corrupt = T.StructType(schema.fields + [T.StructField("_c", T.StringType())])
         parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
             "mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_c"}).alias("r"))
-        keyed = parsed.select("*", object_keys(F.col("_asaql_text")).alias("keys"))
-        text, corrupt = F.col("_asaql_text"), F.col("r._c").isNotNull()
+        keyed = parsed.selectExpr("*", f"{object_keys('_asaql_text')} AS keys")
+        corrupt = F.col("r._c").isNotNull()
         variants = {
             "from_json alone": parsed.select(F.col("r.deviceId"), corrupt.alias("bad")),
-            "from_json + every check": keyed.select(F.col("r.deviceId"), F.coalesce(
-                shape_problem(text), parse_problem(text, corrupt, schema, F.col("keys")))
+            "from_json + every check": keyed.select(F.col("r.deviceId"), F.expr(
+                f"coalesce({shape_problem('_asaql_text')}, "
+                f"{parse_problem('_asaql_text', 'r._c IS NOT NULL', schema, 'keys')})")
                 .alias("bad")),
         }
         best = {}

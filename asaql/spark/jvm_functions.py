@@ -16,6 +16,7 @@ from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETI
                               LEAST_BY, ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
                               REPEATED_KEY, ROW_CACHE, EngineJar, engine_jar)
 from asaql.spark.session.jvm_view import static_class
+from asaql.spark.text_select import literal
 
 DEFAULT_ENGINE = "jvm"
 
@@ -68,14 +69,16 @@ def _has_functions(spark: SparkSession) -> bool:
         return False
 
 
-def json_record(text: Column, schema: T.StructType, options: dict, max_depth: int,
-                sample: str | None = None) -> Column:
+def json_record(text: str, schema: T.StructType, options: dict, max_depth: int,
+                sample: str | None = None) -> str:
     """`struct<record, clean>`: the record as `from_json(text, schema, options)` gives it, and
     whether the record checks can find nothing wrong with it (JsonRecord.scala); with `sample`
     (the record type a sample of the input gave, jvm_inference.py) a third field, `fits`:
-    whether the record adds nothing to it."""
-    settings = [F.lit(schema.json()), F.lit(json.dumps(options)), F.lit(max_depth)]
-    return F.call_function(JSON_RECORD, text, *settings, *([F.lit(sample)] if sample else []))
+    whether the record adds nothing to it. SQL text over `text` (SQL text too), as the record
+    checks are (record_checks.py)."""
+    settings = [literal(schema.json()), literal(json.dumps(options)), str(max_depth),
+                *([literal(sample)] if sample else [])]
+    return f"{JSON_RECORD}({text}, {', '.join(settings)})"
 
 
 def exact_sum(values: Column) -> Column:

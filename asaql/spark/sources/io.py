@@ -31,15 +31,16 @@ from asaql.spark.sources.kafka_input import sample_records as topic_sample
 from asaql.spark.sources.declared_schema import conform, declared_struct
 from asaql.spark.sources.json_inference import inferred_in_driver
 from asaql.spark.sources.jvm_inference import inferred_from_sample, inferred_in_one_pass
-from asaql.spark.jvm_functions import iso_timestamp, json_record
+from asaql.spark.jvm_functions import json_record
 from asaql.spark.sources.blob_paths import BLOB_NAME, input_place, with_folder_times
 from asaql.spark.sources.partition_scan import found_on_pass, found_partition, scan_matters
 from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
-from asaql.spark.sources.records import (ARRAY_PROBLEM, DEFERRED, NOT_PARTITION, array_elements,
-                                 clean_lines, filled_fields, object_keys, parse_problem,
-                                 shape_problem, split_lines)
+from asaql.spark.sources.record_checks import (DEFERRED, arrival_time, filled_fields,
+                                                parse_problem, partition_id, shape_problem)
+from asaql.spark.sources.records import ARRAY_PROBLEM, array_elements, clean_lines, split_lines
+from asaql.spark.text_select import literal, quoted, select_text
 
 _CORRUPT = "_asaql_corrupt"
 _FOUND = "_asaql_found_partition"
@@ -323,45 +324,47 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     with_corrupt = T.StructType(parsed_fields + [T.StructField(_CORRUPT, T.StringType())])
     options = {**json_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}
     # an event the schema's sample does not cover, or an array's (sampled_schema.py)
-    beyond = F.lit(False)
+    beyond_sql = "_asaql_beyond" if jvm else "false"
     if jvm:
-        checked = json_record(F.col("_asaql_text"), with_corrupt, options, MAX_DEPTH, sample)
-        if sample:
-            beyond = ~F.coalesce(F.col("_asaql_checked.fits"), F.lit(False)) \
-                | (F.col(C.LINE) % (1 << ELEMENT_BITS) != 0)
-        parsed = lines.select("*", checked.alias("_asaql_checked")).select(
-            "*", F.col("_asaql_checked.record").alias("_asaql_rec"),
-            F.coalesce(F.col("_asaql_checked.clean"), F.lit(False)).alias("_asaql_clean"),
-            beyond.alias("_asaql_beyond"))
-        beyond = F.col("_asaql_beyond")
+        fits = "coalesce(_asaql_checked.fits, false) AND " \
+            f"pmod({quoted(C.LINE)}, {1 << ELEMENT_BITS}) = 0" if sample else "true"
+        parsed = select_text(select_text(lines, [
+            "*", json_record("_asaql_text", with_corrupt, options, MAX_DEPTH, sample)
+            + " AS _asaql_checked"]), [
+            "*", "_asaql_checked.record AS _asaql_rec",
+            "coalesce(_asaql_checked.clean, false) AS _asaql_clean",
+            f"NOT ({fits}) AS _asaql_beyond"])
     else:
-        parsed = lines.select(
-            "*", F.from_json("_asaql_text", with_corrupt, options).alias("_asaql_rec"),
-            F.lit(False).alias("_asaql_clean"))
+        parsed = select_text(lines, [
+            "*", f"from_json(_asaql_text, {literal(with_corrupt.json())}, map("
+            + ", ".join(literal(str(part)) for pair in options.items() for part in pair)
+            + ")) AS _asaql_rec", "false AS _asaql_clean"])
     text = F.col("_asaql_text")
-    clean = F.col("_asaql_clean")
-    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
+    # the record checks as SQL text: one round trip each (record_checks.py)
+    corrupt = f"(_asaql_rec.{quoted(_CORRUPT)} IS NOT NULL OR _asaql_rec IS NULL)"
     names = {f.name for f in parsed_fields}
-    arrival, arrival_error = _arrival_time(names, jvm)
-    partition, partition_error = _partition_id(names, schema)
+    arrival, arrival_error = arrival_time(names, jvm)
+    partition, partition_error = partition_id(names, schema)
     # each value the checks read is computed once, in a projection before them (compiled
     # whole-stage: no lambda there); the line's keys only for a record the parser accepted
-    filled = filled_fields(F.col("_asaql_rec"), T.StructType(parsed_fields))
+    filled = filled_fields("_asaql_rec", T.StructType(parsed_fields))
     prepared = parsed.select(
         "*",
-        (F.col(C.FILE).contains(f"/{CONTROL_FOLDER}/")
-         & F.col(C.FILE).contains(f"/{CONTROL_PREFIX}")).alias("_asaql_is_control"),
-        F.when(~clean & ~corrupt, object_keys(text)).alias("_asaql_keys"),
-        (F.lit(None).cast("int") if filled is None else F.when(~clean, filled))
-        .alias("_asaql_filled"),
-        arrival.alias("_asaql_arrival"), partition.alias("_asaql_partition_id"))
-    arrival_error = arrival_error(F.col("_asaql_arrival"))
-    partition_error = partition_error(F.col("_asaql_partition_id"))
+        F.expr(f"contains({quoted(C.FILE)}, {literal(f'/{CONTROL_FOLDER}/')}) "
+               f"AND contains({quoted(C.FILE)}, {literal(f'/{CONTROL_PREFIX}')})")
+        .alias("_asaql_is_control"),
+        F.expr(f"CASE WHEN NOT _asaql_clean AND NOT {corrupt} "
+               "THEN json_object_keys(_asaql_text) END").alias("_asaql_keys"),
+        F.expr("CAST(NULL AS int)" if filled is None else
+               f"CASE WHEN NOT _asaql_clean THEN {filled} END").alias("_asaql_filled"),
+        F.expr(arrival).alias("_asaql_arrival"), F.expr(partition).alias("_asaql_partition_id"))
+    arrival_error = arrival_error("_asaql_arrival")
+    partition_error = partition_error("_asaql_partition_id")
     arrival, partition = F.col("_asaql_arrival"), F.col("_asaql_partition_id")
     is_control = F.col("_asaql_is_control")
     known = {}
     if metadata:
-        no_error = F.lit(None).cast("string")
+        no_error = "CAST(NULL AS string)"
         arrival, arrival_error = F.col("_asaql_mtime"), no_error
         partition, partition_error = F.col("_asaql_partition"), no_error
         # EventProcessedUtcTime: the micro-batch's time, kept in Spark's offset log (a replay
@@ -370,20 +373,21 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                  PROCESSED_FIELD: F.current_timestamp()}
     # coalesce stops at the first reason: the costlier checks run only when the cheaper pass;
     # a CSV, Parquet or Avro record comes with the reason its decoder found, if any
-    problem = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
+    problem = [quoted(PROBLEM)] if PROBLEM in lines.columns else []
 
     read = {f.name.lower(): (known.get(f.name, F.col(f"_asaql_rec.`{f.name}`")), f.dataType)
             for f in schema.fields}
     conformed, misfit = conform(read, declared)
 
-    def reason(deferred: Column | None = None) -> Column:
-        return F.when(~is_control, F.coalesce(
-            F.when(beyond, F.lit(SAMPLE_MISSED)), *problem, F.col(ARRAY_PROBLEM),
-            F.when(~clean, shape_problem(text, deferred, jvm)),
-            F.when(~clean, parse_problem(
-                text, corrupt, T.StructType(parsed_fields), F.col("_asaql_keys"),
-                None if filled is None else F.col("_asaql_filled"), deferred, jvm)),
-            arrival_error, partition_error, misfit))
+    def reason(deferred: str | None = None) -> Column:
+        checks = [
+            f"CASE WHEN {beyond_sql} THEN {literal(SAMPLE_MISSED)} END", *problem, ARRAY_PROBLEM,
+            f"CASE WHEN NOT _asaql_clean THEN {shape_problem('_asaql_text', deferred, jvm)} END",
+            "CASE WHEN NOT _asaql_clean THEN " + parse_problem(
+                "_asaql_text", corrupt, T.StructType(parsed_fields), "_asaql_keys",
+                None if filled is None else "_asaql_filled", deferred, jvm) + " END",
+            arrival_error, partition_error]
+        return F.when(~is_control, F.coalesce(F.expr(f"coalesce({', '.join(checks)})"), misfit))
     payload = [(conformed[f.name.lower()] if f.name.lower() in conformed
                 else read[f.name.lower()][0]).alias(f.name)
                for f in declared_struct(schema, declared).fields
@@ -393,7 +397,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
     # collapse a costly expression into a projection that uses it twice (inlined, RAW's
     # condition evaluated every check a second time); then only a DEFERRED record's reason is
     # computed with them
-    checked = prepared.select("*", reason(F.lit(DEFERRED)).alias("_asaql_first_error"),
+    checked = prepared.select("*", reason(literal(DEFERRED)).alias("_asaql_first_error"),
                               *([found_partition(text, jvm).alias(_FOUND)] if found else []))
     first = F.col("_asaql_first_error")
     error = F.when(first == DEFERRED, reason()).otherwise(first)
@@ -414,34 +418,3 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                         else scan_matters(error, F.col(_FOUND), partition_or_none))
           if found else []),
     )
-
-
-def _arrival_time(names: set[str], jvm: bool):
-    """EventEnqueuedUtcTime when the record has it, else the file's modification time: the
-    value, and a function of the value's column (computed once) giving the reason it is bad."""
-    if C.ARRIVAL_FIELD not in names:
-        return F.lit(None).cast("timestamp"), lambda value: F.lit(None).cast("string")
-    raw = F.col(f"_asaql_rec.{C.ARRIVAL_FIELD}")
-    return iso_timestamp(raw.cast("string"), jvm), lambda value: F.when(
-        raw.isNotNull() & value.isNull(),
-        F.concat(F.lit(f"{C.ARRIVAL_FIELD} '"), raw.cast("string"),
-                 F.lit("' is not a datetime")))
-
-
-def _partition_id(names: set[str], schema: T.StructType):
-    """The record's PartitionId, and a function of its column giving the reason it is bad."""
-    if C.PARTITION_FIELD not in names:
-        return F.lit(None).cast("bigint"), lambda value: F.lit(None).cast("string")
-    raw = F.col(f"_asaql_rec.{C.PARTITION_FIELD}")
-    kind = next(f.dataType for f in schema.fields if f.name == C.PARTITION_FIELD)
-    if isinstance(kind, (T.StructType, T.ArrayType, T.MapType)):  # never a partition number
-        return F.lit(None).cast("bigint"), lambda value: F.when(raw.isNotNull(), F.concat(
-            F.lit(f"{C.PARTITION_FIELD} '"), F.to_json(raw), F.lit(f"' {NOT_PARTITION}")))
-
-    def error(value: Column) -> Column:
-        # 1.5 would cast to 1, and 1e30 to NULL: a partition number is a whole number, 0 or more
-        exact = F.coalesce(raw.cast("double") == value.cast("double"), F.lit(False))
-        return F.when(raw.isNotNull() & (value.isNull() | ~exact | (value < 0)),
-                      F.concat(F.lit(f"{C.PARTITION_FIELD} '"), raw.cast("string"),
-                               F.lit(f"' {NOT_PARTITION}")))
-    return raw.cast("bigint"), error

@@ -1,33 +1,20 @@
-"""What makes a JSON-lines record malformed, as native Spark expressions over its text.
-
-Spark's JSON parser accepts things ASA's does not (text after the object, invalid UTF-8 after
-it, duplicate keys: the last one wins) and its schema inference dies on others (a duplicate key
-is COLUMN_ALREADY_EXISTS, a 200-deep object an unpicklable schema). So every line is checked
-here: the stream marks the line malformed with the reason, and schema inference, when Spark's
-own saw such a line, reads only lines that pass. The checks cost little on a good line: the
-expensive ones (a regular expression, a bracket walk) run only on the rare line a cheap test
-singles out (about 1.3× the parse alone: benchmarks/record_checks.py).
-"""
+"""JSON-lines records from whole files: their lines, a JSON array's elements, and the lines
+schema inference reads. What makes a record malformed: record_checks.py."""
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
-from asaql.inputs.records import MAX_DEPTH
 from asaql.jvm.engine import JSON_TEXTS, TOP_LEVEL_VALUES
 from asaql.runtime import columns as C
-from asaql.spark import jvm_functions
 from asaql.spark.sources.ordered_files import WARMUP_LINES
+from asaql.spark.sources.record_checks import (lower_all, object_keys, shape_problem,
+                                                top_level_values)
 from asaql.spark.text_select import literal, quoted, select_text
 
 BOM = "\ufeff"
-REPLACEMENT = "\ufffd"  # what the text reader makes of bytes that are not UTF-8
-# A JSON string literal; possessive quantifiers, so Java's regex engine does not recurse per
-# character (a long string would overflow its stack).
-_STRING = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
 
 
 def split_lines(files: DataFrame) -> DataFrame:
@@ -81,9 +68,9 @@ def array_elements(lines: DataFrame, jvm: bool = False) -> DataFrame:
     others = [quoted(c) for c in lines.columns if c not in ("_asaql_text", C.LINE, ELEMENT)]
     if jvm:
         closes = f"{TOP_LEVEL_VALUES}(_asaql_text)"
-    else:  # the walk's lambdas as a Column of their own (a rare fallback: no engine)
-        lines = lines.select("*", F.when(F.expr(is_array), _top_level_values(
-            F.col("_asaql_text"))).alias("_asaql_closes"))
+    else:  # the walk's lambdas in a projection of their own (a rare fallback: no engine)
+        lines = select_text(lines, ["*", f"CASE WHEN {is_array} THEN "
+                                    f"{top_level_values('_asaql_text')} END AS _asaql_closes"])
         closes = "_asaql_closes"
     # parsed once, only for a line that starts with '[' (the common line pays a prefix test)
     parse = f"{JSON_TEXTS}(_asaql_text)" if jvm \
@@ -128,175 +115,19 @@ ELEMENT = "_asaql_element"  # the record's index in its Kafka message (CSV, Avro
 ARRAY_PROBLEM = "_asaql_array_problem"
 
 
-def shape_problem(text: Column, deferred: Column | None = None, jvm: bool = False) -> Column:
-    """The reason a line is not one JSON object as ASA reads it, found from its text alone;
-    NULL for a line that may be one (the JSON parser then has its say). `deferred`: what to give
-    instead of a reason found by a walk over the brackets (a lambda, which keeps Spark from
-    compiling the whole projection: see DEFERRED)."""
-    # each test is guarded by one a good line fails at once: a '{' first (no copy without the
-    # leading spaces), no bracket after the first character (no count of them)
-    depth = F.when(_depth(text, jvm) > MAX_DEPTH,
-                   F.lit(f"nested deeper than {MAX_DEPTH} levels"))
-    return (
-        F.when(text.contains(REPLACEMENT)
-               & F.regexp_replace(text, _STRING, '""').contains(REPLACEMENT),
-               F.lit("invalid UTF-8 outside a string"))
-        .when(~text.startswith("{") & ~F.ltrim(text).startswith("{"),
-              F.lit("not a JSON object (an array, a number, a string, true, false or null)"))
-        .when(_many_brackets(text) & (_bracket_count(text) > MAX_DEPTH),
-              depth if deferred is None else deferred)
-    )
-
-
-DEFERRED = "\u0000deferred"
-"""A reason not computed yet: the checks run first without the rare expressions Spark cannot
-compile (higher-order functions with lambdas, a parse per field), which keep a whole projection
-out of whole-stage code generation; a record given DEFERRED has its reason computed again with
-them (asaql/spark/sources/io.py). An exact detour: the rare expression is replaced where it would have
-been evaluated, so a record that never reaches one gets the same reason either way."""
-
-
-def _many_brackets(text: Column) -> Column:
-    """Whether the line may hold more than MAX_DEPTH opening brackets: then it has a bracket
-    after its first character (a scan: a flat record has none) and more than half as many '{'
-    or '['. Counted by Java's split of one character, with a limit (`_bracket_count` copies the
-    line twice; `substring_index` compares bytes one call per position: each cost 3× more)."""
-    half = MAX_DEPTH // 2 + 1
-    return (text.contains("[") | F.substring(text, 2, 2**31 - 1).contains("{")) \
-        & ((F.size(F.split(text, "\\{", half + 1)) > half)
-           | (F.size(F.split(text, "\\[", half + 1)) > half))
-
-
-def parse_problem(text: Column, corrupt: Column, schema: T.StructType, keys: Column,
-                  filled: Column | None = None, deferred: Column | None = None,
-                  jvm: bool = False) -> Column:
-    """The reason for a line the JSON parser refused (`corrupt`, with `schema`) or accepted too
-    kindly. `keys`: a column of the line's `object_keys`, computed once before (each use of
-    the expression here would parse the line again). `filled`: how many fields of `schema` the
-    parser filled (non-NULL), when the schema has one field per name ignoring case (see
-    `filled_fields`): each was filled by a key of its own name, so a line with no more keys
-    than that has none twice, and its keys are not compared (the common line: every key known,
-    no NULL). `deferred`: as for shape_problem, instead of naming a misfit field or the
-    repeated key."""
-    lowered = _lower_all(keys)
-    first_repeated = jvm_functions.repeated_key(keys, lowered) if jvm else \
-        F.filter(keys, lambda k: F.size(F.filter(lowered, lambda x: x == F.lower(k))) > 1)[0]
-    repeated = F.concat(F.lit("duplicate key '"), first_repeated, F.lit("'"))
-    unexplained = F.size(keys) > 1 if filled is None else \
-        (F.size(keys) > 1) & (F.size(keys) > filled)
-    return (
-        F.when(corrupt & text.rlike("[\\x00-\\x08\\x0a-\\x1f]"),
-               F.lit("malformed JSON: a control character (U+0000 to U+001F) that is not escaped"))
-        .when(corrupt & F.get_json_object(text, "$").isNull(), F.lit("malformed JSON"))
-        .when(corrupt, _misfit(text, schema, jvm) if deferred is None else deferred)
-        .when(unexplained & (F.size(keys) != F.size(F.array_distinct(lowered))),
-              repeated if deferred is None else deferred)
-        .when(~text.endswith("}") & ~F.rtrim(text).endswith("}") & ~text.rlike(r"\}\s*$"),
-              F.lit("text after the JSON object"))
-    )
-
-
-def filled_fields(record: Column, schema: T.StructType) -> Column | None:
-    """How many top-level fields of the parsed `record` are not NULL (for `parse_problem`); None
-    when the schema has a name twice ignoring case (two fields could then be one key's)."""
-    lowered = [f.name.lower() for f in schema.fields]
-    if len(set(lowered)) != len(lowered):
-        return None
-    counts = [F.when(record[f.name].isNotNull(), 1).otherwise(0) for f in schema.fields]
-    while len(counts) > 1:  # summed pairwise: a wide schema gives a shallow expression
-        counts = [a + b for a, b in zip(counts[::2], counts[1::2])] + counts[len(counts) // 2 * 2:]
-    return counts[0] if counts else F.lit(0)
-
-
-def _misfit(text: Column, schema: T.StructType, jvm: bool = False) -> Column:
-    """Which field of a well-formed record does not fit the inferred type: each field is parsed
-    alone (only on such a line: it is rare)."""
-    generic = F.lit("a field does not have the type the input's other records give it")
-    if len(schema.fields) > _NAMED_FIELDS:
-        return generic
-    reasons = []
-    for f in schema.fields:
-        alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
-        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_asaql_misfit"}
-        parsed = jvm_functions.json_record(text, alone, options, MAX_DEPTH)["record"] if jvm \
-            else F.from_json(text, alone, options)
-        value = F.get_json_object(text, "$." + f.name) if f.name.isidentifier() else F.lit("?")
-        if f.name == C.PARTITION_FIELD:
-            why = F.concat(F.lit(f"{C.PARTITION_FIELD} '"), value, F.lit(f"' {NOT_PARTITION}"))
-        else:
-            why = F.concat(F.lit(f"field '{f.name}' is '"), F.substring(value, 1, 80),
-                           F.lit(f"' where the input's other records have a "
-                                 f"{f.dataType.simpleString()[:60]}"))
-        reasons.append(F.when(parsed["_asaql_misfit"].isNotNull(), why))
-    return F.coalesce(*reasons, generic)
-
-
-_NAMED_FIELDS = 64  # beyond, a misfit is not named (a parse per field would bloat the plan)
-NOT_PARTITION = "is not a partition number (a whole number, 0 or more)"
-
-
-def object_keys(text: Column) -> Column:
-    """The record's top-level keys (NULL for a line that is not an object)."""
-    return F.json_object_keys(text)
-
-
 def clean_lines(files: DataFrame) -> DataFrame:
     """The lines of whole files that can be one JSON object (`value`): what schema inference
     reads. A record with a PartitionId that is not a partition number is left out too, so that
     it does not widen the field's type (to text) for the good ones: a regular expression on the
     text, as a parse here would double the inference's cost."""
-    lines = array_elements(split_lines(files)).where(F.col(ARRAY_PROBLEM).isNull())
-    lines = lines.select("*", object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
-    text, keys = F.col("_asaql_text"), F.col("_asaql_keys")
-    unique_keys = F.coalesce((F.size(keys) < 2)
-                             | (F.size(keys) == F.size(F.array_distinct(_lower_all(keys)))),
-                             F.lit(True))
-    partition = ~text.contains(f'"{C.PARTITION_FIELD}"') \
-        | text.rlike(rf'"{C.PARTITION_FIELD}"\s*:\s*"?\d{{1,18}}"?\s*[,}}]')
-    return lines.where(shape_problem(text).isNull() & unique_keys & partition) \
-        .select(text.alias("value"))
+    lines = array_elements(split_lines(files)).where(f"{ARRAY_PROBLEM} IS NULL")
+    lines = select_text(lines, ["_asaql_text", f"{object_keys('_asaql_text')} AS _asaql_keys"])
+    unique_keys = "coalesce(size(_asaql_keys) < 2 OR size(_asaql_keys) = size(array_distinct(" \
+        f"{lower_all('_asaql_keys')})), true)"
+    partition = f"(NOT contains(_asaql_text, {literal(chr(34) + C.PARTITION_FIELD + chr(34))}) " \
+        f"OR rlike(_asaql_text, {literal(_PARTITION_NUMBER)}))"
+    return lines.where(f"({shape_problem('_asaql_text')}) IS NULL AND {unique_keys} "
+                       f"AND {partition}").select(F.col("_asaql_text").alias("value"))
 
 
-def _lower_all(keys: Column) -> Column:
-    """The keys in lower case, without a lambda (higher-order functions are not compiled: a
-    `transform` per line cost more than the parse)."""
-    return F.split(F.lower(F.array_join(keys, _SEPARATOR)), _SEPARATOR)
-
-
-_SEPARATOR = "\u0001"  # a control character: no real key holds one
-
-
-def _bracket_count(text: Column) -> Column:
-    """Opening brackets anywhere (strings included): a bound on the depth, cheap to count in
-    bytes (`translate` made the whole read 8× slower)."""
-    def without(bracket: str) -> Column:
-        return F.octet_length(F.replace(text, F.lit(bracket), F.lit("")))
-    return F.octet_length(text) * 2 - without("{") - without("[")
-
-
-def _top_level_values(text: Column) -> Column:
-    """How many times the brackets outside strings close back to the top level: 1 for one
-    array or object, more for `[…] […]` (a walk: only on a line that starts with '['; with the
-    engine, its TOP_LEVEL_VALUES in array_elements' SQL)."""
-    return _bracket_walk(text, "closed", lambda closed, at: closed + F.when(at == 0, 1)
-                         .otherwise(0))
-
-
-def _depth(text: Column, jvm: bool = False) -> Column:
-    """The deepest nesting of objects and arrays, outside strings."""
-    if jvm:
-        return jvm_functions.bracket_depth(text)
-    return _bracket_walk(text, "deepest", F.greatest)
-
-
-def _bracket_walk(text: Column, field: str, update) -> Column:
-    """A walk over the brackets outside strings: the depth after each one (`at`), and `field`
-    (from 0) updated from its value before and that depth."""
-    brackets = F.regexp_replace(F.regexp_replace(text, _STRING, ""), r"[^\[\]{}]", "")
-
-    def step(acc: Column, bracket: Column) -> Column:
-        at = acc["at"] + F.when(bracket.isin("{", "["), 1).otherwise(-1)
-        return F.struct(at.alias("at"), update(acc[field], at).alias(field))
-
-    return F.aggregate(F.split(brackets, ""),
-                       F.struct(F.lit(0).alias("at"), F.lit(0).alias(field)), step)[field]
+_PARTITION_NUMBER = rf'"{C.PARTITION_FIELD}"\s*:\s*"?\d{{1,18}}"?\s*[,}}]'

@@ -22,8 +22,9 @@ from asaql.spark.sources.format_inputs import PROBLEM, batch_lines
 from asaql.spark.sources.addresses import FileNames, describe_position
 from asaql.spark.sources.io import infer_payload_schema
 from asaql.spark.lowering.keys import key_text
-from asaql.spark.sources.records import (ARRAY_PROBLEM, array_elements, object_keys, parse_problem,
-                                 shape_problem, split_lines)
+from asaql.spark.sources.record_checks import object_keys, parse_problem, shape_problem
+from asaql.spark.sources.records import ARRAY_PROBLEM, array_elements, split_lines
+from asaql.spark.text_select import quoted
 
 _CORRUPT = "_asaql_corrupt"
 
@@ -126,12 +127,12 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     with_corrupt = T.StructType(schema.fields + [T.StructField(_CORRUPT, T.StringType())])
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
-        object_keys(F.col("_asaql_text")).alias("_asaql_keys"))
-    text = F.col("_asaql_text")
-    corrupt = F.col(f"_asaql_rec.{_CORRUPT}").isNotNull() | F.col("_asaql_rec").isNull()
-    decoded = [F.col(PROBLEM)] if PROBLEM in lines.columns else []
-    problem = F.coalesce(*decoded, F.col(ARRAY_PROBLEM), shape_problem(text),
-                         parse_problem(text, corrupt, schema, F.col("_asaql_keys")))
+        F.expr(object_keys("_asaql_text")).alias("_asaql_keys"))
+    corrupt = f"(_asaql_rec.{quoted(_CORRUPT)} IS NOT NULL OR _asaql_rec IS NULL)"
+    decoded = [quoted(PROBLEM)] if PROBLEM in lines.columns else []
+    problem = F.expr(f"coalesce({', '.join(decoded)}{', ' if decoded else ''}{ARRAY_PROBLEM}, "
+                     f"{shape_problem('_asaql_text')}, "
+                     f"{parse_problem('_asaql_text', corrupt, schema, '_asaql_keys')})")
     bad = parsed.where(problem.isNotNull()).select(C.FILE, C.LINE, problem.alias("why")) \
         .orderBy(C.FILE, C.LINE).limit(1).collect()
     if bad:
