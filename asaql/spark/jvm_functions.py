@@ -179,7 +179,7 @@ def inferred_in_driver(spark: SparkSession, files: list[str], bytes_per_file: in
 
 
 def bracket_depth(text: Column) -> Column:
-    """The deepest nesting outside strings (RecordText.scala; records.py's `_depth`)."""
+    """The deepest nesting outside strings (RecordText.scala; record_checks.py's `_depth`)."""
     return F.call_function(BRACKET_DEPTH, text)
 
 

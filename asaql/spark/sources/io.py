@@ -392,7 +392,7 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
                 else read[f.name.lower()][0]).alias(f.name)
                for f in declared_struct(schema, declared).fields
                if not f.name.lower().startswith("asaql__")]
-    # the checks in a projection of their own, compiled with the ones before (records.DEFERRED:
+    # the checks in a projection of their own, compiled with the ones before (record_checks.DEFERRED:
     # the rare lambdas and per-field parses left out), read twice below: Spark does not
     # collapse a costly expression into a projection that uses it twice (inlined, RAW's
     # condition evaluated every check a second time); then only a DEFERRED record's reason is

@@ -121,7 +121,7 @@ def _merge(a, b):
 
 def _candidates(kind: T.DataType, path: Path):
     """The paths (through records only) of the text fields and of the arrays holding text; not
-    the arrival time and the partition, whose values have their own checks (records.py: a
+    the arrival time and the partition, whose values have their own checks (record_checks.py: a
     PartitionId that is no whole number makes the event malformed)."""
     if isinstance(kind, T.StructType):
         for field in kind.fields:
