@@ -1,20 +1,22 @@
 """The JVM engine inside a SparkSession: the settings that load its jar into a session asaql
 builds, whether a session has its functions, and the columns that call them (by name, with
-`call_function`: the same plan for a classic session and a Spark Connect one). The jar itself
-and the entry points' names: asaql/jvm/engine.py."""
+`call_function`, or as SQL text where the caller writes its projection so: the same plan for a
+classic session and a Spark Connect one). The jar itself and the entry points' names:
+asaql/jvm/engine.py."""
 
 from __future__ import annotations
 
 import json
+
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, BRACKET_DEPTH, DATETIME_TEXT,
+from asaql.jvm.engine import (ARRIVAL_BREAK, ARRIVAL_TEXT, DATETIME_TEXT,
                               ENGINE_VERSION, EXACT_SUM, EXACT_SUM_VALUE, EXTENSIONS, FUNCTIONS,
                               GROUPED, INFER_SAMPLE, ISO_TIMESTAMP, JSON_LINE, JSON_RECORD,
                               LEAST_BY, ORDERED_LINE, ORDERED_LINES, PARTITION_DIGITS, PRIOR_MAX,
-                              REPEATED_KEY, ROW_CACHE, EngineJar, engine_jar)
+                              ROW_CACHE, EngineJar, engine_jar)
 from asaql.spark.session.jvm_view import static_class
 from asaql.spark.text_select import literal
 
@@ -176,13 +178,3 @@ def inferred_in_driver(spark: SparkSession, files: list[str], bytes_per_file: in
     """The merged type of a sample of `files`' lines (their first and last `bytes_per_file`),
     as JSON, inferred in the driver's JVM without a job (InferJson.sample)."""
     return static_class(spark, INFER_SAMPLE).sample(files, bytes_per_file, max_depth)
-
-
-def bracket_depth(text: Column) -> Column:
-    """The deepest nesting outside strings (RecordText.scala; record_checks.py's `_depth`)."""
-    return F.call_function(BRACKET_DEPTH, text)
-
-
-def repeated_key(keys: Column, lowered: Column) -> Column:
-    """The first key whose lower case is there twice (RecordText.scala)."""
-    return F.call_function(REPEATED_KEY, keys, lowered)

@@ -38,7 +38,8 @@ from asaql.spark.sources.present_keys import present_keys
 from asaql.spark.sources.sampled_schema import SAMPLE_MISSED
 from asaql.spark.sources.mixed_fields import mixed_in_records, with_mixed_as_variants, with_mixed_where
 from asaql.spark.sources.record_checks import (DEFERRED, arrival_time, filled_fields,
-                                                parse_problem, partition_id, shape_problem)
+                                                from_json, parse_problem, parse_refused,
+                                                partition_id, shape_problem)
 from asaql.spark.sources.records import ARRAY_PROBLEM, array_elements, clean_lines, split_lines
 from asaql.spark.text_select import literal, quoted, select_text
 
@@ -336,12 +337,11 @@ def _parse_records(lines: DataFrame, schema: T.StructType, json_options: dict,
             f"NOT ({fits}) AS _asaql_beyond"])
     else:
         parsed = select_text(lines, [
-            "*", f"from_json(_asaql_text, {literal(with_corrupt.json())}, map("
-            + ", ".join(literal(str(part)) for pair in options.items() for part in pair)
-            + ")) AS _asaql_rec", "false AS _asaql_clean"])
+            "*", f"{from_json('_asaql_text', with_corrupt, options)} AS _asaql_rec",
+            "false AS _asaql_clean"])
     text = F.col("_asaql_text")
     # the record checks as SQL text: one round trip each (record_checks.py)
-    corrupt = f"(_asaql_rec.{quoted(_CORRUPT)} IS NOT NULL OR _asaql_rec IS NULL)"
+    corrupt = parse_refused("_asaql_rec", _CORRUPT)
     names = {f.name for f in parsed_fields}
     arrival, arrival_error = arrival_time(names, jvm)
     partition, partition_error = partition_id(names, schema)

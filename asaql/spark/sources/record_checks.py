@@ -168,13 +168,12 @@ def _misfit(text: str, schema: T.StructType, jvm: bool = False) -> str:
     generic = literal("a field does not have the type the input's other records give it")
     if len(schema.fields) > _NAMED_FIELDS:
         return generic
+    options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_asaql_misfit"}
     reasons = []
     for f in schema.fields:
         alone = T.StructType([f, T.StructField("_asaql_misfit", T.StringType())])
-        options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_asaql_misfit"}
         parsed = json_record(text, alone, options, MAX_DEPTH) + ".record" if jvm else \
-            f"from_json({text}, {literal(alone.json())}, map(" + ", ".join(
-                literal(part) for pair in options.items() for part in pair) + "))"
+            from_json(text, alone, options)
         value = f"get_json_object({text}, {literal('$.' + f.name)})" if f.name.isidentifier() \
             else "'?'"
         if f.name == C.PARTITION_FIELD:
@@ -189,6 +188,18 @@ def _misfit(text: str, schema: T.StructType, jvm: bool = False) -> str:
 
 
 _NAMED_FIELDS = 64  # beyond, a misfit is not named (a parse per field would bloat the plan)
+
+
+def from_json(text: str, schema: T.StructType, options: dict) -> str:
+    """Spark's `from_json(text, schema, options)` as SQL text (the schema as its JSON)."""
+    pairs = ", ".join(literal(str(part)) for pair in options.items() for part in pair)
+    return f"from_json({text}, {literal(schema.json())}, map({pairs}))"
+
+
+def parse_refused(record: str, corrupt: str) -> str:
+    """Whether the parser refused the record: `record` NULL, or its `corrupt` field (the
+    `columnNameOfCorruptRecord` of its parse) set."""
+    return f"({record}.{quoted(corrupt)} IS NOT NULL OR {record} IS NULL)"
 
 
 def object_keys(text: str) -> str:

@@ -22,7 +22,8 @@ from asaql.spark.sources.format_inputs import PROBLEM, batch_lines
 from asaql.spark.sources.addresses import FileNames, describe_position
 from asaql.spark.sources.io import infer_payload_schema
 from asaql.spark.lowering.keys import key_text
-from asaql.spark.sources.record_checks import object_keys, parse_problem, shape_problem
+from asaql.spark.sources.record_checks import (object_keys, parse_problem, parse_refused,
+                                                shape_problem)
 from asaql.spark.sources.records import ARRAY_PROBLEM, array_elements, split_lines
 from asaql.spark.text_select import quoted
 
@@ -128,7 +129,7 @@ def _json_table(spark: SparkSession, path: str) -> DataFrame:
     parsed = lines.select("*", F.from_json("_asaql_text", with_corrupt, {
         "mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT}).alias("_asaql_rec"),
         F.expr(object_keys("_asaql_text")).alias("_asaql_keys"))
-    corrupt = f"(_asaql_rec.{quoted(_CORRUPT)} IS NOT NULL OR _asaql_rec IS NULL)"
+    corrupt = parse_refused("_asaql_rec", _CORRUPT)
     decoded = [quoted(PROBLEM)] if PROBLEM in lines.columns else []
     problem = F.expr(f"coalesce({', '.join(decoded)}{', ' if decoded else ''}{ARRAY_PROBLEM}, "
                      f"{shape_problem('_asaql_text')}, "
