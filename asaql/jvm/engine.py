@@ -49,7 +49,8 @@ DATETIME_TEXT = "asaql_datetime_text"  # (timestamp) → ASA's text of it (Datet
 JSON_LINE = "asaql_json_line"  # (struct) → to_json(struct) with NULLs kept (JsonLine.scala)
 ISO_TIMESTAMP = "asaql_timestamp"  # (text) → try_to_timestamp(text), the ISO form read directly
 ARRIVAL_TEXT = "asaql_arrival_text"  # (text) → the first EventEnqueuedUtcTime's text (discovery)
-ENGINE_VERSION = "16"  # Functions.Version: a jar of another version is not used
+TEXT_LINES = "asaql_lines"  # (text) → split(text, '\n'): its lines, cut from its bytes
+ENGINE_VERSION = "17"  # Functions.Version: a jar of another version is not used
 
 JAR_NAME = "asaql-engine.jar"
 HASH_NAME = "asaql-engine.hash"

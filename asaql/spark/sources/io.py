@@ -277,7 +277,7 @@ def read_events(
                               listed=listed)
     if files is None:
         files = whole_files(spark, path, control, max_files_per_trigger, batch)
-    lines = with_folder_times(split_lines(files.select("value", "_metadata")), path)
+    lines = with_folder_times(split_lines(files.select("value", "_metadata"), jvm), path)
     return _parse_records(lines, schema, json_options or {}, declared=declared, jvm=jvm,
                           listed=listed, sample=sample if jvm else None, found=found,
                           rejected_later=rejected_later)

@@ -7,7 +7,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from asaql.inputs.position import ELEMENT_BITS, MAX_ELEMENTS
-from asaql.jvm.engine import JSON_TEXTS, TOP_LEVEL_VALUES
+from asaql.jvm.engine import JSON_TEXTS, TEXT_LINES, TOP_LEVEL_VALUES
 from asaql.runtime import columns as C
 from asaql.spark.sources.ordered_files import WARMUP_LINES
 from asaql.spark.sources.record_checks import (lower_all, object_keys, shape_problem,
@@ -17,24 +17,27 @@ from asaql.spark.text_select import literal, quoted, select_text
 BOM = "\ufeff"
 
 
-def split_lines(files: DataFrame) -> DataFrame:
+def split_lines(files: DataFrame, jvm: bool = False) -> DataFrame:
     """Whole files (`value`, `_metadata`) → one row per non-blank line: FILE, its modification
     time, LINE (1-based) and the line's text, without a CR before the LF nor a byte-order mark
     at the start of the file. A file that is one JSON array spread over several lines (ASA's
     "array" JSON format, pretty-printed) is one record at line 1 (array_elements splits it).
-    Written as SQL text: one round trip to the JVM per projection (text_select.py)."""
+    Written as SQL text: one round trip to the JVM per projection (text_select.py). `jvm`:
+    the engine cuts the lines (TextLines.scala: Spark's split, without its detour through
+    Java strings)."""
     value = f"CASE WHEN startswith(value, {literal(BOM)}) THEN substring(value, 2, {2**31 - 1}) " \
             "ELSE value END"
     line = "_asaql_pos + 1"
     warmup = "warmup" in files.schema["_metadata"].dataType.fieldNames()  # ordered_files.py
     if warmup:
         line += f" - CASE WHEN _asaql_warmup THEN {WARMUP_LINES} ELSE 0 END"
+    cut = f"{TEXT_LINES}({value})" if jvm else f"split({value}, {literal(chr(10))})"
     lines = select_text(files, [
         f"_metadata.file_path AS {quoted(C.FILE)}",
         "_metadata.file_modification_time AS _asaql_mtime",
         *(["_metadata.warmup AS _asaql_warmup"] if warmup else []),
         f"posexplode(CASE WHEN {_whole_array(value)} THEN array({value}) "
-        f"ELSE split({value}, {literal(chr(10))}) END) AS (_asaql_pos, _asaql_text)",
+        f"ELSE {cut} END) AS (_asaql_pos, _asaql_text)",
     ])
     # CRLF files: drop the '\r' (a regular expression per line cost ~1 s per million)
     text = f"CASE WHEN endswith(_asaql_text, {literal(chr(13))}) " \

@@ -7,7 +7,8 @@ import org.apache.spark.sql.catalyst.FunctionIdentifier
 import org.apache.spark.sql.catalyst.expressions.{Expression, ExpressionInfo, Literal}
 import org.apache.spark.sql.catalyst.expressions.objects.StaticInvoke
 import org.apache.spark.sql.internal.SQLConf
-import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType, StructType}
+import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, IntegerType, StringType,
+  StructType}
 
 /** The SQL functions the JVM engine gives asaql, by name: registered in a session by the
   * extension (`spark.sql.extensions=asaql.engine.Extensions`, which also serves a Spark Connect
@@ -16,7 +17,7 @@ import org.apache.spark.sql.types.{DataType, DoubleType, IntegerType, StringType
   * sessions build the same plans. */
 object Functions {
   /** The engine's version: the Python side checks it against the jar it expects. */
-  val Version = "16"
+  val Version = "17"
 
   private type Builder = Seq[Expression] => Expression
 
@@ -36,6 +37,13 @@ object Functions {
     text("asaql_repeated_key", "repeatedKey", StringType, 2),
     text("asaql_partition_digits", "partitionDigits", StringType, 1),
     text("asaql_arrival_text", "arrivalText", StringType, 1),
+    (FunctionIdentifier(TextLines.Name),
+      new ExpressionInfo(TextLines.getClass.getName, TextLines.Name),
+      (args: Seq[Expression]) => {
+        require(args.length == 1, s"${TextLines.Name} takes 1 argument")
+        StaticInvoke(TextLinesClass, ArrayType(StringType, containsNull = false), "lines", args,
+          propagateNull = true, returnNullable = false)
+      }),
     (FunctionIdentifier(ExactSum.Name),
       new ExpressionInfo(classOf[ExactSum].getName, ExactSum.Name),
       (args: Seq[Expression]) => {
@@ -100,6 +108,7 @@ object Functions {
   // the class whose static methods forward to the object's
   private lazy val RecordTextClass = Class.forName("asaql.engine.RecordText")
   private lazy val ExactSumValueClass = Class.forName("asaql.engine.ExactSumValue")
+  private lazy val TextLinesClass = Class.forName("asaql.engine.TextLines")
 
   /** asaql_json_record(text, schema_json, options_json, max_depth[, sample_kind_json]) */
   private def jsonRecord(args: Seq[Expression]): Expression = {
