@@ -182,8 +182,9 @@ case class GroupedStats(ops: String, groups: Int, children: Seq[Expression],
 
   /** The groups and values of a row, computed by one generated projection per task (the
     * aggregate's arguments evaluated one by one in the interpreter, each value boxed, took a
-    * fifth of the one pass's time) into a row of its own, reused: an UnsafeRow's writer, its
-    * offsets and its copy of each text took a tenth of a pass (JFR, docs/speed.md). */
+    * fifth of the one pass's time) into a row of its own, reused, each value in its slot: an
+    * UnsafeRow written through its offsets and read back took a tenth of a pass (JFR,
+    * docs/speed.md). */
   @transient private lazy val arguments: MutableProjection =
     MutableProjection.create(children).target(new SpecificInternalRow(children.map(_.dataType)))
   @transient private lazy val groupTypes = children.take(groups).map(_.dataType).toArray
