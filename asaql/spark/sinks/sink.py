@@ -16,7 +16,7 @@ from pyspark.sql import functions as F
 from asaql.runtime import columns as C
 from asaql.spark.sources.addresses import FileNames, record_address
 from asaql.spark.sinks.line_sink import (
-    DESTINATION, LineSink, TextRelay, entries, line_entry, row_order,
+    DESTINATION, LineSink, TextRelay, entries, entries_text, line_entry, row_order,
 )
 from asaql.spark.sinks.locks import PortableLock
 from asaql.spark.operators.outputs import JSON_COLUMN, ORDER_COLUMNS, OutputLines
@@ -236,13 +236,15 @@ class BatchWriter:
     def _local(self, parts: list, batch_id: int, counts: dict, collects: dict) -> bool:
         """A batch of local frames whose every output collects: each frame's lines and
         counters by projections alone, which Spark evaluates in the driver (the pass and the
-        job of `observe`, with its planning, cost more than a micro-batch's few rows)."""
-        arrays, flags = self._lines_array(collects), _error_flags()
+        job of `observe`, with its planning, cost more than a micro-batch's few rows); a row's
+        entries as one JSON text (entries_text)."""
+        text, flags = entries_text(self._lines_array(collects)), _error_flags()
         gathered, seen = [], dict.fromkeys(flags, 0)
         for part in parts:
-            for row in part.select(arrays.alias("e"), *[flag.alias(name) for name, flag
-                                                         in flags.items()]).collect():
-                gathered.extend(entry for entry in row["e"] or () if entry is not None)
+            for row in part.select(text.alias("e"), *[flag.alias(name) for name, flag
+                                                      in flags.items()]).collect():
+                gathered.extend(entry for entry in json.loads(row["e"] or "[]")
+                                if entry is not None)
                 seen = {name: count + row[name] for name, count in seen.items()}
         _check_sample(gathered, batch_id)
         if self.stop_on_data_error:
