@@ -14,7 +14,8 @@ object TextLines {
   private val NewLine = UTF8String.fromString("\n")
 
   def lines(text: UTF8String): ArrayData = {
-    if (!text.isValid) return new GenericArrayData(text.split(NewLine, -1).asInstanceOf[Array[AnyRef]])
+    if (!text.isValid)
+      return new GenericArrayData(text.split(NewLine, -1).asInstanceOf[Array[AnyRef]])
     val base = text.getBaseObject
     val offset = text.getBaseOffset
     val size = text.numBytes
