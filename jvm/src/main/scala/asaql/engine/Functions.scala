@@ -37,13 +37,8 @@ object Functions {
     text("asaql_repeated_key", "repeatedKey", StringType, 2),
     text("asaql_partition_digits", "partitionDigits", StringType, 1),
     text("asaql_arrival_text", "arrivalText", StringType, 1),
-    (FunctionIdentifier(TextLines.Name),
-      new ExpressionInfo(TextLines.getClass.getName, TextLines.Name),
-      (args: Seq[Expression]) => {
-        require(args.length == 1, s"${TextLines.Name} takes 1 argument")
-        StaticInvoke(TextLinesClass, ArrayType(StringType, containsNull = false), "lines", args,
-          propagateNull = true, returnNullable = false)
-      }),
+    static(TextLinesClass, TextLines.getClass.getName, TextLines.Name, "lines",
+      ArrayType(StringType, containsNull = false), 1),
     (FunctionIdentifier(ExactSum.Name),
       new ExpressionInfo(classOf[ExactSum].getName, ExactSum.Name),
       (args: Seq[Expression]) => {
@@ -98,10 +93,16 @@ object Functions {
 
   /** A method of RecordText, called by generated code (NULL in, NULL out). */
   private def text(name: String, method: String, result: DataType, arity: Int) =
-    (FunctionIdentifier(name), new ExpressionInfo(RecordText.getClass.getName, name),
+    static(RecordTextClass, RecordText.getClass.getName, name, method, result, arity)
+
+  /** A static method of `owner` (an object's forwarder), called by generated code (NULL in,
+    * NULL out; a text result may be NULL too). */
+  private def static(owner: => Class[_], info: String, name: String, method: String,
+                     result: DataType, arity: Int) =
+    (FunctionIdentifier(name), new ExpressionInfo(info, name),
       (args: Seq[Expression]) => {
         require(args.length == arity, s"$name takes $arity argument(s)")
-        StaticInvoke(RecordTextClass, result, method, args, propagateNull = true,
+        StaticInvoke(owner, result, method, args, propagateNull = true,
           returnNullable = result == StringType)
       })
 
