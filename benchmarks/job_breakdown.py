@@ -26,7 +26,7 @@ from policy_throughput import generate  # noqa: E402
 from targets import QUERIES  # noqa: E402
 
 
-def session(event_log: Path):
+def session(event_log: Path, java_options: str = ""):
     from pyspark.sql import SparkSession
 
     from asaql.jvm.engine import engine_jar
@@ -43,7 +43,7 @@ def session(event_log: Path):
                 "spark.eventLog.enabled": "true", "spark.eventLog.dir": str(event_log),
                 "spark.eventLog.compress": "false", "spark.eventLog.rolling.enabled": "false"}
     # the class archive asaql's own sessions start from, when it is there (class_archive.py)
-    settings["spark.driver.extraJavaOptions"] += " " + driver_options()
+    settings["spark.driver.extraJavaOptions"] += " " + driver_options() + " " + java_options
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -68,10 +68,12 @@ def report(event_log: Path) -> None:
                 info, metrics = event["Task Info"], event["Task Metrics"] or {}
                 tasks.setdefault(event["Stage ID"], []).append(
                     ((info["Finish Time"] - info["Launch Time"]) / 1000,
-                     metrics.get("Executor CPU Time", 0) / 1e9))
+                     metrics.get("Executor CPU Time", 0) / 1e9,
+                     metrics.get("JVM GC Time", 0) / 1000))
     for job, (start, end, stages, operators) in sorted(jobs.items()):
-        ran = [f"stage {s}: " + ", ".join(f"{wall:.2f} s ({cpu:.2f} CPU)"
-                                          for wall, cpu in tasks[s]) for s in stages if s in tasks]
+        ran = [f"stage {s}: " + ", ".join(f"{wall:.2f} s ({cpu:.2f} CPU, {gc:.2f} GC)"
+                                          for wall, cpu, gc in tasks[s])
+               for s in stages if s in tasks]
         print(f"job {job:3d} at {(start - first) / 1000:6.2f} s, {(end - start) / 1000:5.2f} s; "
               + "; ".join(ran) + f"  [{operators}]")
 
@@ -94,6 +96,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--files", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--java-options", default="",
+                        help="more options for the driver's JVM (a collector to compare)")
     args = parser.parse_args()
     from asaql.compiler.pipeline import compile_query
     from asaql.plan.policy import EventOrderingPolicy
@@ -105,7 +109,7 @@ def main() -> None:
         source.mkdir()
         event_log.mkdir()
         generate(source, args.events, args.files)
-        spark = session(event_log)
+        spark = session(event_log, args.java_options)
         for repeat in range(args.repeats):
             out = work / f"run-{repeat}"
             out.mkdir()

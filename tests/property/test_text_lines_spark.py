@@ -2,7 +2,8 @@
 Spark's `split(text, '\\n')`, which the read used before and still uses without the engine:
 random texts of line breaks, carriage returns, ASCII, multi-byte characters and bytes that
 are not UTF-8 (a lone continuation byte, a cut sequence, an encoded surrogate, an overlong
-form), empty lines and none, give the same lines.
+form), empty lines and none, give the same lines. Runs of sixteen ASCII bytes and of ten bytes
+that are not ASCII take the engine's eight-byte scans (for line breaks and for UTF-8).
 
 Examples: ASAQL_TEXT_LINES_EXAMPLES (default 8); each is one Spark job over 40 texts."""
 
@@ -18,6 +19,7 @@ from spark_harness import property_settings
 
 EXAMPLES = int(os.environ.get("ASAQL_TEXT_LINES_EXAMPLES", "8"))
 PIECES = (b"\n", b"\n", b"\r", b"a", b"{\"k\": 1}", b" ", "é".encode(), "😀".encode(),
+          b"0123456789abcdef", "ééééé".encode(),
           b"\xff", b"\x80", b"\xe2\x82", b"\xed\xa0\x80", b"\xc0\xaf", b"\xf4\x90\x80\x80")
 texts = st.lists(st.lists(st.sampled_from(PIECES), max_size=12).map(b"".join),
                  min_size=40, max_size=40)

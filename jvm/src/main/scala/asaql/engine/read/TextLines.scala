@@ -14,7 +14,7 @@ object TextLines {
   private val NewLine = UTF8String.fromString("\n")
 
   def lines(text: UTF8String): ArrayData = {
-    if (!text.isValid)
+    if (!valid(text))
       return new GenericArrayData(text.split(NewLine, -1).asInstanceOf[Array[AnyRef]])
     val base = text.getBaseObject
     val offset = text.getBaseOffset
@@ -22,6 +22,8 @@ object TextLines {
     val found = new java.util.ArrayList[AnyRef]()
     var start = 0
     var i = 0
+    // byte by byte: an eight-byte scan for the line breaks, as `valid` does for ASCII, took
+    // five times this loop's samples (JFR), whose simple counted form HotSpot compiles well
     while (i < size) {
       if (Platform.getByte(base, offset + i) == '\n') {
         found.add(copied(base, offset + start, i - start))
@@ -31,6 +33,32 @@ object TextLines {
     }
     found.add(copied(base, offset + start, size - start))
     new GenericArrayData(found.toArray)
+  }
+
+  /** Whether the text is valid UTF-8, as `UTF8String.isValid` decides, which reads every byte
+    * on its own (7.9% of a pass-through pass over 8 MB files, JFR): ASCII words are skipped
+    * eight bytes at a time, and each run of bytes that are not ASCII is given to `isValid`.
+    * A byte below 0x80 is never part of a longer sequence, so the text is valid exactly when
+    * each such run is (a sequence cut by an ASCII byte is cut at its run's end too). */
+  def valid(text: UTF8String): Boolean = {
+    val base = text.getBaseObject
+    val offset = text.getBaseOffset
+    val size = text.numBytes
+    var i = 0
+    while (i < size) {
+      if (ByteWords.Unaligned && i + 8 <= size &&
+          !ByteWords.anyHigh(ByteWords.at(base, offset + i))) {
+        i += 8
+      } else if (Platform.getByte(base, offset + i) >= 0) {
+        i += 1
+      } else {
+        var end = i + 1
+        while (end < size && Platform.getByte(base, offset + end) < 0) end += 1
+        if (!UTF8String.fromAddress(base, offset + i, end - i).isValid) return false
+        i = end
+      }
+    }
+    true
   }
 
   private def copied(base: AnyRef, at: Long, size: Int): UTF8String = {
