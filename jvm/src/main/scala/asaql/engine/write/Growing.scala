@@ -29,15 +29,31 @@ final class Growing {
     size = at
   }
 
+  /** A text as OrderedLine's prefix holds it: bytes below 0x0C as 0x03 and the byte + 0x40,
+    * then 0x00. Read from the text where it is (its `getBytes` was a copy per value) into room
+    * reserved once (a byte at a time through `add` checked the room for each): the staged
+    * line's file and key, escaped, were 2.0% of a pass-through pass (JFR). */
   def escaped(text: UTF8String): Unit = {
-    val raw = text.getBytes
+    val base = text.getBaseObject
+    val offset = text.getBaseOffset
+    val count = text.numBytes
+    reserve(2 * count + 1)
+    var at = size
     var i = 0
-    while (i < raw.length) {
-      val b = raw(i) & 0xFF
-      if (b < 0x0C) { add(3); add(b + 0x40) } else add(b)
+    while (i < count) {
+      val b = Platform.getByte(base, offset + i) & 0xFF
+      if (b < 0x0C) {
+        bytes(at) = 3
+        bytes(at + 1) = (b + 0x40).toByte
+        at += 2
+      } else {
+        bytes(at) = b.toByte
+        at += 1
+      }
       i += 1
     }
-    add(0)
+    bytes(at) = 0
+    size = at + 1
   }
 
   def raw(text: UTF8String): Unit = {
