@@ -88,8 +88,8 @@ object FlatRecord {
     if (!kinds.forall(Read.contains)) return null
     val index = new java.util.HashMap[String, Integer]()
     fields.indices.foreach(i => index.put(fields(i).name, Integer.valueOf(i)))
-    new FlatRecord(factory, fields.map(_.name.intern()), index, kinds, fields.map(f => schema.fieldIndex(f.name)),
-      schema.length)
+    new FlatRecord(factory, fields.map(_.name.intern()), index, kinds,
+      fields.map(f => schema.fieldIndex(f.name)), schema.length)
   }
 
   /** A value as JacksonParser's converter gives it, or null where that converter would do
