@@ -1,13 +1,14 @@
 """Where a run's time goes: each Spark job and each task's CPU, from Spark's event log.
 
     python benchmarks/job_breakdown.py [--query passthrough] [--output out.jsonl]
-        [--events 1000000] [--files 20] [--repeats 2]
+        [--events 1000000] [--files 20] [--repeats 2] [--java-options '-XX:…']
 
 Runs one of benchmarks/targets.py's queries through `asaql.run` on one `local[2]` session with
 asaql's settings and Spark's event log on, `--repeats` times (the first in a cold JVM, the
 others warm), then prints per run its wall time and per Spark job its start, duration and
-stages, and per stage its tasks' wall and CPU time (JIT warm-up shows as a cold run's larger
-CPU).
+stages, and per stage its tasks' wall, CPU and garbage-collection time (JIT warm-up shows as
+a cold run's larger CPU). `--java-options` go to the driver's JVM as well (a collector to
+compare).
 """
 
 from __future__ import annotations

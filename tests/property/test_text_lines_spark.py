@@ -3,7 +3,8 @@ Spark's `split(text, '\\n')`, which the read used before and still uses without 
 random texts of line breaks, carriage returns, ASCII, multi-byte characters and bytes that
 are not UTF-8 (a lone continuation byte, a cut sequence, an encoded surrogate, an overlong
 form), empty lines and none, give the same lines. Runs of sixteen ASCII bytes and of ten bytes
-that are not ASCII take the engine's eight-byte scans (for line breaks and for UTF-8).
+that are not ASCII take the engine's check of UTF-8 eight bytes at a time and its runs of
+bytes that are not ASCII.
 
 Examples: ASAQL_TEXT_LINES_EXAMPLES (default 8); each is one Spark job over 40 texts."""
 
