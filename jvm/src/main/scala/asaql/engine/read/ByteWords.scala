@@ -16,6 +16,15 @@ private[engine] object ByteWords {
   /** Whether any of a word's bytes has its high bit set (is not ASCII). */
   def anyHigh(word: Long): Boolean = (word & Highs) != 0
 
+  /** The index of the first byte at or after `from` (below `size`) of `base` at `offset`
+    * whose high bit is set (not ASCII), or `size`: the ASCII before it read a word at a time. */
+  def firstHigh(base: AnyRef, offset: Long, from: Int, size: Int): Int = {
+    var i = from
+    if (Unaligned) while (i + 8 <= size && !anyHigh(at(base, offset + i))) i += 8
+    while (i < size && Platform.getByte(base, offset + i) >= 0) i += 1
+    i
+  }
+
   /** `byte` in each of a word's eight bytes, for `contains`. */
   def spread(byte: Byte): Long = (byte & 0xffL) * Ones
 

@@ -8,7 +8,6 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, GenericInternalRow
 import org.apache.spark.sql.catalyst.json.{CreateJacksonParser, JacksonParser, JSONOptions}
 import org.apache.spark.sql.catalyst.util.{BadRecordException, FailureSafeParser, PermissiveMode}
 import org.apache.spark.sql.types.{ArrayType, BooleanType, DataType, MapType, StructField, StructType}
-import org.apache.spark.unsafe.Platform
 import org.apache.spark.unsafe.types.UTF8String
 
 /** A JSON-lines record parsed once, with the record checks on the same pass:
@@ -138,21 +137,9 @@ object JsonRecord {
   }
 
   /** Whether every byte is ASCII, read eight at a time (UTF8String's own test reads one). */
-  def isAscii(text: UTF8String): Boolean = {
-    val base = text.getBaseObject
-    val offset = text.getBaseOffset
-    val size = text.numBytes()
-    var i = 0
-    if (ByteWords.Unaligned) while (i + 8 <= size) {
-      if (ByteWords.anyHigh(ByteWords.at(base, offset + i))) return false
-      i += 8
-    }
-    while (i < size) {
-      if (Platform.getByte(base, offset + i) < 0) return false
-      i += 1
-    }
-    true
-  }
+  def isAscii(text: UTF8String): Boolean =
+    ByteWords.firstHigh(text.getBaseObject, text.getBaseOffset, 0, text.numBytes) ==
+      text.numBytes
 
   /** '{' first, '}' last, no U+FFFD (what a decoder makes of bytes that are not UTF-8). */
   def plainObjectText(text: UTF8String, ascii: Boolean): Boolean = {

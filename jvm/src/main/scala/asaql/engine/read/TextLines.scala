@@ -44,19 +44,12 @@ object TextLines {
     val base = text.getBaseObject
     val offset = text.getBaseOffset
     val size = text.numBytes
-    var i = 0
+    var i = ByteWords.firstHigh(base, offset, 0, size)
     while (i < size) {
-      if (ByteWords.Unaligned && i + 8 <= size &&
-          !ByteWords.anyHigh(ByteWords.at(base, offset + i))) {
-        i += 8
-      } else if (Platform.getByte(base, offset + i) >= 0) {
-        i += 1
-      } else {
-        var end = i + 1
-        while (end < size && Platform.getByte(base, offset + end) < 0) end += 1
-        if (!UTF8String.fromAddress(base, offset + i, end - i).isValid) return false
-        i = end
-      }
+      var end = i + 1
+      while (end < size && Platform.getByte(base, offset + end) < 0) end += 1
+      if (!UTF8String.fromAddress(base, offset + i, end - i).isValid) return false
+      i = ByteWords.firstHigh(base, offset, end, size)
     }
     true
   }
